@@ -1,0 +1,71 @@
+import type { Decision } from '../decision.js';
+import { requireInteger } from '../validate.js';
+import { ceilDiv, floorDiv } from './integer.js';
+import type { Algorithm } from './types.js';
+
+/** Options of {@link gcra}. */
+export interface GcraOptions {
+  /** Sustained rate: `limit` units per `periodMs`. Integer ≥ 1. */
+  limit: number;
+  /** Period of the sustained rate, in milliseconds. Integer ≥ 1. */
+  periodMs: number;
+  /** Units a fresh key may spend at once. Integer ≥ 1; defaults to `limit`. */
+  burst?: number;
+}
+
+const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
+
+/**
+ * GCRA, the Generic Cell Rate Algorithm (ITU-T I.371, virtual scheduling form): the default.
+ *
+ * State is one number per key, the theoretical arrival time (TAT), kept in integer
+ * microseconds. The emission interval is T = periodMs / limit (rounded up to a whole µs, so
+ * the rate is never exceeded). A request of cost c at time t is admitted when
+ * `max(TAT, t) + c·T − burst·T ≤ t`, and then TAT becomes `max(TAT, t) + c·T`.
+ *
+ * Guarantees: a fresh key admits exactly `burst` units at once; over any interval of length Δ
+ * at most `burst + ⌊Δ / T⌋` units are admitted. `burst` counts the units of the first burst
+ * (other libraries' "burst" is sometimes this minus one: their burst tolerance τ = (burst − 1)·T).
+ *
+ * Pros: one number per key, smooth (no window boundary), exact retry-after. Cons: "per period"
+ * is a rate, not a calendar quota.
+ *
+ * @throws {ConfigError} when limit, periodMs or burst is not a positive integer.
+ */
+export function gcra(options: GcraOptions): Algorithm {
+  const limit = requireInteger('limit', options.limit);
+  const periodMs = requireInteger('periodMs', options.periodMs, 1, MAX_PERIOD_MS);
+  const burst = requireInteger('burst', options.burst ?? limit);
+  const intervalUs = Math.ceil((periodMs * 1000) / limit);
+  // How far TAT may run ahead of now: burst tolerance τ plus one emission interval.
+  const horizonUs = requireInteger('burst × emission interval (µs)', burst * intervalUs);
+
+  const decision = (allowed: boolean, tatUs: number, nowUs: number, retryAfterMs: number): Decision => ({
+    allowed,
+    limit: burst,
+    remaining: Math.max(0, floorDiv(horizonUs - (tatUs - nowUs), intervalUs)),
+    retryAfterMs,
+    resetAfterMs: ceilDiv(tatUs - nowUs, 1000),
+  });
+
+  return {
+    name: 'gcra',
+    limit: burst,
+    horizonMs: Math.ceil(horizonUs / 1000),
+    slots: 1,
+    scriptParams: [intervalUs, burst],
+    decide(state, offset, nowMs, cost, commit) {
+      const nowUs = nowMs * 1000;
+      const tatUs = Math.max(state[offset] as number, nowUs);
+      if (cost > burst) return decision(false, tatUs, nowUs, Number.POSITIVE_INFINITY);
+      const nextTatUs = tatUs + cost * intervalUs;
+      const allowAtUs = nextTatUs - horizonUs;
+      if (allowAtUs > nowUs) return decision(false, tatUs, nowUs, ceilDiv(allowAtUs - nowUs, 1000));
+      if (commit && cost > 0) state[offset] = nextTatUs;
+      return decision(true, nextTatUs, nowUs, 0);
+    },
+    freshAtMs(state, offset) {
+      return Math.ceil((state[offset] as number) / 1000);
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import type { Decision } from '../decision.js';
+
+/** The algorithms Sluice ships; each has one pure core here and one Lua twin in `stores/redis/scripts`. */
+export type AlgorithmName = 'gcra' | 'token-bucket' | 'fixed-window' | 'sliding-window-log' | 'sliding-window-counter';
+
+/**
+ * A pure state-transition core: no I/O, no clock reads. Stores own the state and the clock;
+ * the core only says what a request does to it.
+ *
+ * State is `slots` float64 numbers per key, laid out in a caller-owned `Float64Array` at an
+ * offset (so the memory store keeps every key in one typed array). All slots 0 is a fresh key.
+ * Times are integer milliseconds on the store's clock.
+ *
+ * Contract every core meets (the conformance suite checks it):
+ * - a denied request leaves the state untouched;
+ * - an admitted request of cost c leaves `remaining` exactly c lower than before;
+ * - `decide` with `commit = false` computes the same decision and writes nothing.
+ */
+export interface Algorithm {
+  readonly name: AlgorithmName;
+  /** Reported as {@link Decision.limit}: the most units a key can hold. */
+  readonly limit: number;
+  /** The longest time (ms) a key's state can stay different from fresh after its last admitted request. */
+  readonly horizonMs: number;
+  /** Float64 slots of state per key. */
+  readonly slots: number;
+  /** Integer parameters, in the order the algorithm's Lua script reads them from ARGV. */
+  readonly scriptParams: readonly number[];
+  /**
+   * Decides a request of `cost` units at `nowMs` against `state[offset .. offset + slots)`,
+   * writing the next state there when the request is admitted and `commit` is true.
+   */
+  decide(state: Float64Array, offset: number, nowMs: number, cost: number, commit: boolean): Decision;
+  /** The time (ms) from which the state at `offset` is indistinguishable from a fresh key. */
+  freshAtMs(state: Float64Array, offset: number): number;
+}

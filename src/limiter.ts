@@ -1,0 +1,37 @@
+import type { Algorithm } from './algorithms/types.js';
+import type { Decision, LimitOptions } from './decision.js';
+
+/**
+ * What every Sluice limiter answers, whatever its algorithm or store.
+ *
+ * Calls reject with {@link InvalidKeyError} / {@link InvalidCostError} for bad input (nothing is
+ * read or written) and, for shared stores, {@link StoreUnavailableError} when the store cannot decide.
+ */
+export interface Limiter {
+  /** The algorithm core, with its parameters (for headers and leasing). */
+  readonly algorithm: Algorithm;
+  /** Spends `cost` units (default 1) of `key` if they are available; a denial spends nothing. */
+  limit(key: string, options?: LimitOptions): Promise<Decision>;
+  /**
+   * Reports without spending: `allowed` and `retryAfterMs` answer "would a request of cost 1
+   * pass now?", and `remaining` is what the key holds now.
+   */
+  peek(key: string): Promise<Decision>;
+  /** Forgets `key`, so its next request sees a fresh key. */
+  reset(key: string): Promise<void>;
+  /** Releases timers and connections the limiter owns. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A limiter whose decisions are local, so it also answers synchronously without a Promise. */
+export interface SyncLimiter extends Limiter {
+  limitSync(key: string, options?: LimitOptions): Decision;
+  peekSync(key: string): Decision;
+  resetSync(key: string): void;
+}
+
+/** Milliseconds on a clock that never goes backwards. */
+export type Clock = () => number;
+
+/** The default local clock: monotonic, immune to wall-clock steps. */
+export const monotonicClock: Clock = () => performance.now();

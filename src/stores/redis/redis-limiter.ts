@@ -1,0 +1,96 @@
+import type { Algorithm } from '../../algorithms/types.js';
+import type { Decision } from '../../decision.js';
+import { ConfigError, StoreUnavailableError } from '../../errors.js';
+import type { Limiter } from '../../limiter.js';
+import { checkKey, costOf } from '../../validate.js';
+import { toScriptClient } from './client.js';
+import { defineScript, runScript, type ScriptClient } from './script.js';
+import { scripts } from './scripts/index.js';
+
+/** Options of {@link createRedisLimiter}. */
+export interface RedisLimiterOptions {
+  /** An ioredis/iovalkey `Redis` or `Cluster` client, or a {@link ScriptClient}. Not closed by Sluice. */
+  client: unknown;
+  /** The algorithm core, e.g. `gcra({ limit: 100, periodMs: 60_000 })`. */
+  algorithm: Algorithm;
+  /**
+   * Prefix of every Redis key; a key is stored as `prefix + '{' + key + '}'`, so all keys of
+   * one decision share a Cluster hash slot. Default `'sluice:<algorithm name>:'`.
+   */
+  prefix?: string;
+  /**
+   * Whose clock decides. `'server'` (default): Redis `TIME`, one clock for the whole fleet.
+   * `'client'`: this process's `Date.now()`, for services that forbid `TIME` in scripts; or a
+   * function returning epoch milliseconds (tests). Stored time never moves backwards either way.
+   */
+  clock?: 'server' | 'client' | (() => number);
+}
+
+/**
+ * A limiter whose state lives in Redis: one atomic Lua script and one round trip per decision,
+ * exact across every process that shares the Redis and the prefix. Every write sets a TTL
+ * (the time until the key is fresh again); a denial writes nothing.
+ *
+ * @throws {ConfigError} on invalid options or an algorithm without a Redis script.
+ */
+export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
+  const { algorithm } = options;
+  const client = toScriptClient(options.client);
+  const script = scripts[algorithm.name];
+  if (!script) throw new ConfigError(`no Redis script for algorithm '${algorithm.name}'`);
+  const prefix = options.prefix ?? `sluice:${algorithm.name}:`;
+  if (typeof prefix !== 'string') throw new ConfigError('prefix must be a string');
+  const clock = options.clock === 'client' ? Date.now : options.clock === 'server' ? undefined : options.clock;
+  if (clock !== undefined && typeof clock !== 'function') {
+    throw new ConfigError("clock must be 'server', 'client' or a function returning epoch ms");
+  }
+  const params = algorithm.scriptParams;
+
+  const call = async (key: string, cost: number, commit: boolean): Promise<Decision> => {
+    checkKey(key);
+    const now = clock ? String(Math.floor(clock())) : '';
+    let reply: unknown;
+    try {
+      reply = await runScript(client, script, [`${prefix}{${key}}`], [now, cost, commit ? 1 : 0, ...params]);
+    } catch (error) {
+      throw new StoreUnavailableError(`Redis could not decide for '${algorithm.name}'`, error);
+    }
+    return toDecision(reply, algorithm.limit);
+  };
+
+  return {
+    algorithm,
+    limit: async (key, limitOptions) => call(key, costOf(limitOptions), true),
+    async peek(key) {
+      const decision = await call(key, 1, false);
+      if (decision.allowed) decision.remaining += 1;
+      return decision;
+    },
+    async reset(key) {
+      checkKey(key);
+      try {
+        await runScript(client, resetScript, [`${prefix}{${key}}`], []);
+      } catch (error) {
+        throw new StoreUnavailableError('Redis could not reset the key', error);
+      }
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+const resetScript = defineScript("return redis.call('DEL', KEYS[1])");
+
+/** Reads `{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}` from a script reply. */
+function toDecision(reply: unknown, limit: number): Decision {
+  if (!Array.isArray(reply) || reply.length !== 4 || !reply.every(Number.isInteger)) {
+    throw new StoreUnavailableError(`unreadable script reply: ${JSON.stringify(reply)}`);
+  }
+  const [allowed, remaining, retryAfterMs, resetAfterMs] = reply as number[];
+  return {
+    allowed: allowed === 1,
+    limit,
+    remaining: remaining as number,
+    retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : (retryAfterMs as number),
+    resetAfterMs: resetAfterMs as number,
+  };
+}

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+
+/** A Lua script with its SHA1, computed once from the source. */
+export interface LuaScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+/** Names a script by the SHA1 Redis will give it, so EVALSHA can be tried first. */
+export function defineScript(source: string): LuaScript {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+/**
+ * The two commands Sluice needs from a Redis client. Adapters for ioredis (and later
+ * node-redis, iovalkey) map a client onto this; algorithm code never sees the client.
+ */
+export interface ScriptClient {
+  evalsha(sha: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+  eval(source: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+}
+
+/**
+ * Runs a script in one round trip when Redis has it cached: EVALSHA, and on NOSCRIPT
+ * (after SCRIPT FLUSH, a restart or a failover) EVAL, which also caches it again.
+ * Every call site goes through here, so no caller ever sees NOSCRIPT.
+ */
+export async function runScript(
+  client: ScriptClient,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  try {
+    return await client.evalsha(script.sha, keys, args);
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return client.eval(script.source, keys, args);
+  }
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}

@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+/** A real redis-server on a free loopback port, owned by the test that started it. */
+export interface RedisServer {
+  readonly port: number;
+  readonly url: string;
+  /** A new ioredis connection to this server (closed by `stop`). */
+  connect(): Redis;
+  /** SIGSTOP / SIGCONT: the server hangs without closing connections. */
+  pause(): void;
+  resume(): void;
+  /** SIGKILL, then start again on the same port with an empty dataset. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** A port nobody listens on right now (the OS picks it). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+async function launch(port: number, extraArgs: readonly string[]): Promise<ChildProcess> {
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let output = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) resolve();
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
+  });
+  await ready;
+  child.stdout?.removeAllListeners('data');
+  child.stdout?.resume();
+  return child;
+}
+
+/** Starts redis-server on a free loopback port (never 6379 by assumption), without persistence. */
+export async function startRedis(extraArgs: readonly string[] = []): Promise<RedisServer> {
+  let port = 0;
+  let child: ChildProcess | undefined;
+  for (let attempt = 0; child === undefined; attempt++) {
+    port = await freePort();
+    try {
+      child = await launch(port, extraArgs);
+    } catch (error) {
+      if (attempt === 4) throw error;
+    }
+  }
+  let current = child;
+  const clients: Redis[] = [];
+  const kill = async (signal: NodeJS.Signals) => {
+    if (current.exitCode !== null || current.signalCode !== null) return;
+    current.kill('SIGCONT');
+    const exited = once(current, 'exit');
+    current.kill(signal);
+    await exited;
+  };
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    connect() {
+      const client = new Redis({ port, host: '127.0.0.1', lazyConnect: false, maxRetriesPerRequest: 1 });
+      client.on('error', () => {});
+      clients.push(client);
+      return client;
+    },
+    pause: () => current.kill('SIGSTOP'),
+    resume: () => current.kill('SIGCONT'),
+    async restart() {
+      await kill('SIGKILL');
+      current = await launch(port, extraArgs);
+    },
+    async stop() {
+      for (const client of clients) client.disconnect();
+      await kill('SIGTERM');
+    },
+  };
+}
