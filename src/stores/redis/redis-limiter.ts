@@ -51,7 +51,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     const now = clock ? String(Math.floor(clock())) : '';
     let reply: unknown;
     try {
-      reply = await runScript(client, script, [`${prefix}{${key}}`], [now, cost, commit ? 1 : 0, ...params]);
+      reply = await runScript(client, script, [`${prefix}{${key}}`], [now, ...params, cost, commit ? 1 : 0]);
     } catch (error) {
       throw new StoreUnavailableError(`Redis could not decide for '${algorithm.name}'`, error);
     }

@@ -1,0 +1,50 @@
+import { defineScript, type LuaScript } from '../script.js';
+
+/*
+ * Every algorithm script is PRELUDE + the algorithm's body + LOOP, so one script decides one
+ * key or a batch of keys atomically, in one round trip.
+ *
+ * ARGV layout: [1] now in ms, or '' for the server's TIME; [2 .. 1+P] the algorithm's integer
+ * parameters (`Algorithm.scriptParams`); then one (cost, commit) pair per key in KEYS, commit
+ * being 1 to apply an admitted request and 0 to only report (peek).
+ * Reply: 4 integers per key, {allowed 0|1, remaining, retryAfterMs (−1: never), resetAfterMs}.
+ * Integers only: Redis truncates Lua floats in replies.
+ *
+ * The body reads its parameters from ARGV[2..] and defines `decide(key, cost, commit)`,
+ * returning the four integers for one key. Helpers below are the Lua twins of
+ * src/algorithms/integer.ts, so memory and Redis agree to the unit.
+ */
+const PRELUDE = `
+local function floor_div(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then return q - 1 end
+  return q
+end
+local function ceil_div(a, b) return -floor_div(-a, b) end
+-- Integers up to 2^53 written in full (tostring would round to 14 digits).
+local function int(n) return string.format('%.0f', n) end
+local now_ms = tonumber(ARGV[1])
+if not now_ms then
+  local t = redis.call('TIME')
+  now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- A key without a TTL was not written by Sluice: drop it and start fresh.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) == -1 then redis.call('DEL', key) end
+end
+`;
+
+const LOOP = `
+local replies = {}
+local first = #ARGV - 2 * #KEYS
+for i = 1, #KEYS do
+  local r = decide(KEYS[i], tonumber(ARGV[first + 2 * i - 1]), ARGV[first + 2 * i] == '1')
+  for j = 1, 4 do replies[#replies + 1] = r[j] end
+end
+return replies
+`;
+
+/** Builds an algorithm's script from its body (which defines `decide(key, cost, commit)`). */
+export function algorithmScript(body: string): LuaScript {
+  return defineScript(`${PRELUDE}${body}${LOOP}`);
+}
