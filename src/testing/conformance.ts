@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { Algorithm, AlgorithmName } from '../algorithms/types.js';
+import type { Decision } from '../decision.js';
+import type { Limiter } from '../limiter.js';
+import { type ManualClock, manualClock } from './clock.js';
+import { type AlgorithmProfile, type PropertyName, profiles } from './profiles.js';
+
+/** The test-registration functions of the host framework (vitest, jest, node:test, mocha). */
+export interface TestApi {
+  describe(name: string, body: () => void): unknown;
+  it(name: string, body: () => Promise<void>): unknown;
+}
+
+/** A limiter implementation to hold to the suite: a store, a wrapper, a third-party backend. */
+export interface ConformanceTarget {
+  /** Shown in test names. */
+  name: string;
+  /**
+   * A limiter for `algorithm` that reads time only from `clock`. Limiters created with
+   * different `connection` numbers (0..3) must share state, through separate connections
+   * where the store has them; the suite uses them to race one key from several clients.
+   */
+  create(algorithm: Algorithm, clock: ManualClock, connection: number): Limiter | Promise<Limiter>;
+  test: TestApi;
+  /** Algorithms this target supports; default every profile in {@link profiles}. */
+  algorithms?: readonly AlgorithmName[];
+  /** Random schedules per algorithm in the reference-model property; default 25. */
+  propertyRuns?: number;
+}
+
+const LIMIT = 5;
+const PERIOD_MS = 10_000;
+const INTERVAL_MS = PERIOD_MS / LIMIT;
+
+interface Setup {
+  limiter: Limiter;
+  clock: ManualClock;
+  key: string;
+  exhaust(): Promise<void>;
+}
+
+let keySequence = 0;
+const uniqueKey = () => `conformance:${++keySequence}:${Math.random().toString(36).slice(2, 10)}`;
+
+/**
+ * Registers the conformance suite for `target`: every property below, for every algorithm the
+ * target supports, except those an algorithm's profile declares exempt (with its reason, in
+ * `profiles.ts`). Assertions use `node:assert`, so any test framework can host it:
+ *
+ * ```ts
+ * import { describe, it } from 'vitest';
+ * runConformance({ name: 'memory', test: { describe, it },
+ *   create: (algorithm, clock) => createMemoryLimiter({ algorithm, clock: clock.now }) });
+ * ```
+ */
+export function runConformance(target: ConformanceTarget): void {
+  const { describe, it } = target.test;
+  const selected = profiles.filter((p) => !target.algorithms || target.algorithms.includes(p.name));
+  describe(`conformance: ${target.name}`, () => {
+    for (const profile of selected) {
+      describe(profile.name, () => {
+        for (const [name, check] of Object.entries(properties) as [PropertyName, Check][]) {
+          if (profile.exempt[name]) continue;
+          it(name, async () => check({ target, profile }));
+        }
+      });
+    }
+  });
+}
+
+type Check = (context: { target: ConformanceTarget; profile: AlgorithmProfile }) => Promise<void>;
+
+async function setup(target: ConformanceTarget, profile: AlgorithmProfile, limit = LIMIT): Promise<Setup> {
+  const clock = manualClock();
+  const limiter = await target.create(profile.build(limit, PERIOD_MS), clock, 0);
+  const key = uniqueKey();
+  return {
+    limiter,
+    clock,
+    key,
+    async exhaust() {
+      assert.equal((await limiter.limit(key, { cost: limit })).allowed, true, 'a fresh key admits its limit at once');
+    },
+  };
+}
+
+async function withSetup(
+  { target, profile }: { target: ConformanceTarget; profile: AlgorithmProfile },
+  body: (s: Setup) => Promise<void>,
+): Promise<void> {
+  const s = await setup(target, profile);
+  try {
+    await body(s);
+  } finally {
+    await s.limiter.close();
+  }
+}
+
+async function rejectsWithCode(promise: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => (error as { code?: string }).code === code);
+}
+
+const properties: Record<PropertyName, Check> = {
+  'fresh-key-admits-limit': (c) =>
+    withSetup(c, async ({ limiter, key }) => {
+      for (let i = 1; i <= LIMIT; i++) {
+        assert.deepEqual(pick(await limiter.limit(key)), { allowed: true, limit: LIMIT, remaining: LIMIT - i, retryAfterMs: 0 });
+      }
+      const denied = await limiter.limit(key);
+      assert.equal(denied.allowed, false);
+      assert.equal(denied.remaining, 0);
+      assert.ok(denied.retryAfterMs > 0 && Number.isFinite(denied.retryAfterMs), 'a denial says when to retry');
+    }),
+
+  'denial-charges-nothing': (c) =>
+    withSetup(c, async ({ limiter, key }) => {
+      assert.equal((await limiter.limit(key, { cost: LIMIT - 2 })).remaining, 2);
+      const denied = await limiter.limit(key, { cost: 3 });
+      assert.equal(denied.allowed, false, 'cost 3 with 2 left is denied');
+      assert.equal(denied.remaining, 2, 'and charges nothing');
+      assert.deepEqual(pick(await limiter.limit(key, { cost: 2 })), { allowed: true, limit: LIMIT, remaining: 0, retryAfterMs: 0 });
+    }),
+
+  'replenishes-at-rate': (c) =>
+    withSetup(c, async ({ limiter, clock, key, exhaust }) => {
+      await exhaust();
+      for (let k = 1; k <= LIMIT; k++) {
+        clock.advance(INTERVAL_MS);
+        assert.equal((await limiter.limit(key)).allowed, true, `one more unit after ${k} emission interval(s)`);
+        assert.equal((await limiter.limit(key)).allowed, false, `exactly one more after ${k} emission interval(s)`);
+      }
+    }),
+
+  'full-after-period': (c) =>
+    withSetup(c, async ({ limiter, clock, key, exhaust }) => {
+      await exhaust();
+      clock.advance(PERIOD_MS);
+      const decision = await limiter.limit(key, { cost: LIMIT });
+      assert.equal(decision.allowed, true, 'the whole limit is back one period later');
+      assert.equal(decision.remaining, 0);
+    }),
+
+  'keys-isolated': (c) =>
+    withSetup(c, async ({ limiter, key, exhaust }) => {
+      await exhaust();
+      assert.equal((await limiter.limit(key)).allowed, false);
+      const other = await limiter.limit(uniqueKey(), { cost: LIMIT });
+      assert.equal(other.allowed, true, 'another key is untouched');
+    }),
+
+  'remaining-coherent': (c) =>
+    withSetup(c, async ({ limiter, key }) => {
+      let expected = LIMIT;
+      for (const cost of [1, 3, 2, 1, 1, 4, 0, 1]) {
+        const decision = await limiter.limit(key, { cost });
+        assert.equal(decision.allowed, cost <= expected, `cost ${cost} with ${expected} left`);
+        if (decision.allowed) expected -= cost;
+        assert.ok(Number.isInteger(decision.remaining) && decision.remaining >= 0 && decision.remaining <= LIMIT);
+        assert.equal(decision.remaining, expected, 'remaining falls by exactly the cost admitted');
+        assert.equal(decision.retryAfterMs === 0, decision.allowed, 'retryAfterMs is 0 iff allowed');
+      }
+    }),
+
+  'retry-after-exact': (c) =>
+    withSetup(c, async ({ limiter, clock, key, exhaust }) => {
+      await exhaust();
+      for (const cost of [1, 2]) {
+        const retryAfterMs = (await limiter.limit(key, { cost })).retryAfterMs;
+        assert.ok(retryAfterMs > 1, `a denied cost ${cost} waits`);
+        clock.advance(retryAfterMs - 1);
+        const early = await limiter.limit(key, { cost });
+        assert.equal(early.allowed, false, `denied 1 ms before retryAfterMs (cost ${cost})`);
+        assert.equal(early.retryAfterMs, 1, 'and told to wait exactly 1 ms more');
+        clock.advance(1);
+        assert.equal((await limiter.limit(key, { cost })).allowed, true, `admitted at retryAfterMs (cost ${cost})`);
+      }
+    }),
+
+  'never-possible-cost': (c) =>
+    withSetup(c, async ({ limiter, key }) => {
+      assert.equal((await limiter.limit(key, { cost: 1 })).remaining, LIMIT - 1);
+      const denied = await limiter.limit(key, { cost: LIMIT + 1 });
+      assert.deepEqual(pick(denied), {
+        allowed: false,
+        limit: LIMIT,
+        remaining: LIMIT - 1,
+        retryAfterMs: Number.POSITIVE_INFINITY,
+      });
+      assert.equal((await limiter.limit(key, { cost: LIMIT - 1 })).allowed, true, 'state unchanged by the denial');
+    }),
+
+  'zero-cost': (c) =>
+    withSetup(c, async ({ limiter, key, exhaust }) => {
+      assert.deepEqual(pick(await limiter.limit(key, { cost: 0 })), { allowed: true, limit: LIMIT, remaining: LIMIT, retryAfterMs: 0 });
+      await exhaust();
+      const zero = await limiter.limit(key, { cost: 0 });
+      assert.equal(zero.allowed, true, 'cost 0 always passes');
+      assert.equal(zero.remaining, 0);
+      assert.equal((await limiter.limit(key)).allowed, false, 'and spent nothing');
+    }),
+
+  peek: (c) =>
+    withSetup(c, async ({ limiter, key }) => {
+      assert.deepEqual(pick(await limiter.peek(key)), { allowed: true, limit: LIMIT, remaining: LIMIT, retryAfterMs: 0 });
+      await limiter.limit(key, { cost: LIMIT - 1 });
+      assert.equal((await limiter.peek(key)).remaining, 1);
+      assert.equal((await limiter.peek(key)).remaining, 1, 'peek spends nothing');
+      await limiter.limit(key);
+      const peeked = await limiter.peek(key);
+      const denied = await limiter.limit(key);
+      assert.deepEqual(pick(peeked), pick(denied), 'peek on an exhausted key reports the denial a request would get');
+    }),
+
+  reset: (c) =>
+    withSetup(c, async ({ limiter, key, exhaust }) => {
+      await exhaust();
+      await limiter.reset(key);
+      assert.equal((await limiter.limit(key, { cost: LIMIT })).allowed, true, 'a reset key is fresh');
+    }),
+
+  'invalid-input': (c) =>
+    withSetup(c, async ({ limiter, key }) => {
+      await limiter.limit(key);
+      for (const cost of [-1, Number.NaN, 1.5, Number.POSITIVE_INFINITY, '2' as unknown as number]) {
+        await rejectsWithCode(limiter.limit(key, { cost }), 'ERR_SLUICE_INVALID_COST');
+      }
+      for (const bad of ['', 'k'.repeat(513), 'é'.repeat(257), 42 as unknown as string]) {
+        await rejectsWithCode(limiter.limit(bad), 'ERR_SLUICE_INVALID_KEY');
+        await rejectsWithCode(limiter.peek(bad), 'ERR_SLUICE_INVALID_KEY');
+      }
+      assert.equal((await limiter.limit('k'.repeat(512))).allowed, true, 'a 512-byte key is accepted');
+      assert.equal((await limiter.limit(key)).remaining, LIMIT - 2, 'rejected calls changed nothing');
+    }),
+
+  async concurrency({ target, profile }) {
+    const limit = 100;
+    const clock = manualClock();
+    const algorithm = profile.build(limit, PERIOD_MS);
+    const limiters = await Promise.all([0, 1, 2, 3].map((connection) => target.create(algorithm, clock, connection)));
+    const key = uniqueKey();
+    try {
+      const decisions = await Promise.all(
+        Array.from({ length: 1280 }, (_, i) => (limiters[i % limiters.length] as Limiter).limit(key)),
+      );
+      assert.equal(decisions.filter((d) => d.allowed).length, limit, '1,280 racing calls admit exactly the limit');
+    } finally {
+      await Promise.all(limiters.map((l) => l.close()));
+    }
+  },
+
+  async 'reference-model'({ target, profile }) {
+    const step = fc.record({
+      advanceMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2 * INTERVAL_MS }), fc.integer({ min: 0, max: 2 * PERIOD_MS })),
+      key: fc.constantFrom('a', 'b', 'c'),
+      cost: fc.integer({ min: 0, max: LIMIT + 1 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40 }), async (steps) => {
+        const { limiter, clock, key: namespace } = await setup(target, profile);
+        const model = profile.reference(LIMIT, PERIOD_MS);
+        try {
+          for (const { advanceMs, key, cost } of steps) {
+            clock.advance(advanceMs);
+            const actual = await limiter.limit(`${namespace}:${key}`, { cost });
+            assert.deepEqual(actual, model.decide(key, clock.now(), cost));
+          }
+        } finally {
+          await limiter.close();
+        }
+      }),
+      { numRuns: target.propertyRuns ?? 25 },
+    );
+  },
+};
+
+function pick({ allowed, limit, remaining, retryAfterMs }: Decision) {
+  return { allowed, limit, remaining, retryAfterMs };
+}

@@ -1,0 +1,36 @@
+import type { ReferenceModel } from './types.js';
+
+/**
+ * GCRA as the continuous-state leaky bucket of ITU-T I.371 (the second of its two equivalent
+ * forms; the core uses virtual scheduling). A bucket holds X µs of work and drains 1 µs per µs;
+ * a request of cost c adds c·T and conforms when the bucket then holds at most burst·T.
+ * BigInt arithmetic, so there is nothing to round but the documented T = ⌈periodMs·1000 / limit⌉ µs.
+ */
+export function gcraReference(limit: number, periodMs: number, burst = limit): ReferenceModel {
+  const interval = (BigInt(periodMs) * 1000n + BigInt(limit) - 1n) / BigInt(limit);
+  const capacity = BigInt(burst) * interval;
+  const buckets = new Map<string, { level: bigint; at: bigint }>();
+  const ceilMs = (us: bigint) => Number((us + 999n) / 1000n);
+
+  return {
+    decide(key, nowMs, cost) {
+      const now = BigInt(nowMs) * 1000n;
+      const bucket = buckets.get(key) ?? { level: 0n, at: now };
+      const drained = bucket.at > now ? bucket.level : bucket.level - (now - bucket.at);
+      const level = drained > 0n ? drained : 0n;
+      const filled = level + BigInt(cost) * interval;
+      const allowed = filled <= capacity;
+      if (allowed && cost > 0) buckets.set(key, { level: filled, at: now });
+      const held = allowed ? filled : level;
+      let retryAfterMs = 0;
+      if (!allowed) retryAfterMs = cost > burst ? Number.POSITIVE_INFINITY : ceilMs(filled - capacity);
+      return {
+        allowed,
+        limit: burst,
+        remaining: Number((capacity - held) / interval),
+        retryAfterMs,
+        resetAfterMs: ceilMs(held),
+      };
+    },
+  };
+}

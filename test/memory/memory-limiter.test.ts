@@ -1,0 +1,146 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ConfigError, createMemoryLimiter, gcra } from '../../src/index.js';
+
+function setup(options: { limit: number; periodMs: number; burst?: number; maxKeys?: number }) {
+  let nowMs = 0;
+  const limiter = createMemoryLimiter({
+    algorithm: gcra(options),
+    maxKeys: options.maxKeys,
+    clock: () => nowMs,
+    pruneIntervalMs: 0,
+  });
+  return { limiter, at: (ms: number) => (nowMs = ms) };
+}
+
+describe('GCRA worked case (5 per 10 s, burst 5)', () => {
+  it('admits 5, then denies with exact retry-after, Infinity for cost 6, admits 5 at 10 s', () => {
+    const { limiter, at } = setup({ limit: 5, periodMs: 10_000 });
+    expect(limiter.limitSync('k', { cost: 5 })).toEqual({
+      allowed: true,
+      limit: 5,
+      remaining: 0,
+      retryAfterMs: 0,
+      resetAfterMs: 10_000,
+    });
+    at(1000);
+    expect(limiter.limitSync('k', { cost: 5 })).toEqual({
+      allowed: false,
+      limit: 5,
+      remaining: 0,
+      retryAfterMs: 9000,
+      resetAfterMs: 9000,
+    });
+    expect(limiter.limitSync('k', { cost: 6 }).retryAfterMs).toBe(Number.POSITIVE_INFINITY);
+    at(10_000);
+    expect(limiter.limitSync('k', { cost: 5 }).allowed).toBe(true);
+  });
+
+  it('admits at most burst + ⌊Δ/T⌋ over any interval when hammered every millisecond', () => {
+    const { limiter, at } = setup({ limit: 5, periodMs: 10_000, burst: 3 });
+    const admittedAt: number[] = [];
+    for (let t = 0; t <= 60_000; t += 1) {
+      at(t);
+      if (limiter.limitSync('k').allowed) admittedAt.push(t);
+    }
+    // T = 2 s: 3 at once, then one every 2 s.
+    expect(admittedAt.length).toBe(3 + 30);
+    for (let i = 0; i < admittedAt.length; i++) {
+      for (let j = i; j < admittedAt.length; j++) {
+        const span = (admittedAt[j] as number) - (admittedAt[i] as number);
+        expect(j - i + 1).toBeLessThanOrEqual(3 + Math.floor(span / 2000));
+      }
+    }
+  });
+});
+
+describe('bounded memory store', () => {
+  it('with max 2 keys, A, A, B, C, D, E, A raises nothing, holds ≤ 2 keys and decides right for what it holds', () => {
+    const { limiter } = setup({ limit: 1, periodMs: 10_000, maxKeys: 2 });
+    const sequence = ['A', 'A', 'B', 'C', 'D', 'E', 'A'];
+    const allowed = sequence.map((key) => {
+      const decision = limiter.limitSync(key);
+      expect(limiter.size).toBeLessThanOrEqual(2);
+      return decision.allowed;
+    });
+    // The second A is denied (A still held); A was evicted by C, so the last A starts fresh.
+    expect(allowed).toEqual([true, false, true, true, true, true, true]);
+    expect(limiter.limitSync('E').allowed).toBe(false);
+  });
+
+  it('evicts expired state before a live least-recently-used key', () => {
+    const { limiter, at } = setup({ limit: 10, periodMs: 10_000, maxKeys: 2 });
+    limiter.limitSync('A', { cost: 10 }); // least recently used, full again only at 10 s
+    at(1000);
+    limiter.limitSync('B'); // more recent, but full again at 2 s
+    at(3500);
+    limiter.limitSync('C'); // table full: B (expired) goes, not A (live)
+    expect(limiter.size).toBe(2);
+    // A kept its state: 3.5 s regenerated 3 units, this call spends 1.
+    expect(limiter.limitSync('A').remaining).toBe(2);
+  });
+
+  it('judges expiry by timestamp, not by a timer: an expired key is fresh with no timer ever run', () => {
+    const { limiter, at } = setup({ limit: 2, periodMs: 5000 });
+    limiter.limitSync('k', { cost: 2 });
+    at(6000);
+    expect(limiter.limitSync('k')).toMatchObject({ allowed: true, remaining: 1, resetAfterMs: 2500 });
+  });
+
+  it('100,000 one-shot keys with a 1 s period, then 2 s idle: holds 0 entries after a prune', () => {
+    const { limiter, at } = setup({ limit: 1, periodMs: 1000, maxKeys: 200_000 });
+    for (let i = 0; i < 100_000; i++) limiter.limitSync(`one-shot:${i}`);
+    expect(limiter.size).toBe(100_000);
+    at(2000);
+    expect(limiter.prune()).toBe(100_000);
+    expect(limiter.size).toBe(0);
+  });
+
+  it('drops expired keys from one unref-ed timer when idle', async () => {
+    vi.useFakeTimers();
+    try {
+      let nowMs = 0;
+      const limiter = createMemoryLimiter({
+        algorithm: gcra({ limit: 1, periodMs: 1000 }),
+        clock: () => nowMs,
+        pruneIntervalMs: 500,
+      });
+      for (let i = 0; i < 1000; i++) limiter.limitSync(`idle:${i}`);
+      nowMs = 2000;
+      await vi.advanceTimersByTimeAsync(500);
+      expect(limiter.size).toBe(0);
+      await limiter.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a denied stranger takes no slot', () => {
+    const { limiter } = setup({ limit: 1, periodMs: 1000, maxKeys: 1 });
+    limiter.limitSync('held');
+    expect(limiter.limitSync('stranger', { cost: 2 }).allowed).toBe(false);
+    expect(limiter.size).toBe(1);
+    expect(limiter.limitSync('held').allowed).toBe(false);
+  });
+});
+
+describe('configuration errors are typed and thrown at construction', () => {
+  const bad = [
+    { limit: 0, periodMs: 1000 },
+    { limit: -1, periodMs: 1000 },
+    { limit: Number.NaN, periodMs: 1000 },
+    { limit: Number.POSITIVE_INFINITY, periodMs: 1000 },
+    { limit: 1.5, periodMs: 1000 },
+    { limit: 10, periodMs: 0 },
+    { limit: 10, periodMs: -5 },
+    { limit: 10, periodMs: Number.NaN },
+    { limit: 10, periodMs: 1000, burst: 0 },
+  ];
+  for (const options of bad) {
+    it(`gcra(${JSON.stringify(options)}) throws ConfigError`, () => {
+      expect(() => gcra(options)).toThrow(ConfigError);
+    });
+  }
+  it('maxKeys 0 throws ConfigError', () => {
+    expect(() => createMemoryLimiter({ algorithm: gcra({ limit: 1, periodMs: 1 }), maxKeys: 0 })).toThrow(ConfigError);
+  });
+});
