@@ -105,7 +105,12 @@ const properties: Record<PropertyName, Check> = {
   'fresh-key-admits-limit': (c) =>
     withSetup(c, async ({ limiter, key }) => {
       for (let i = 1; i <= LIMIT; i++) {
-        assert.deepEqual(pick(await limiter.limit(key)), { allowed: true, limit: LIMIT, remaining: LIMIT - i, retryAfterMs: 0 });
+        assert.deepEqual(pick(await limiter.limit(key)), {
+          allowed: true,
+          limit: LIMIT,
+          remaining: LIMIT - i,
+          retryAfterMs: 0,
+        });
       }
       const denied = await limiter.limit(key);
       assert.equal(denied.allowed, false);
@@ -119,7 +124,12 @@ const properties: Record<PropertyName, Check> = {
       const denied = await limiter.limit(key, { cost: 3 });
       assert.equal(denied.allowed, false, 'cost 3 with 2 left is denied');
       assert.equal(denied.remaining, 2, 'and charges nothing');
-      assert.deepEqual(pick(await limiter.limit(key, { cost: 2 })), { allowed: true, limit: LIMIT, remaining: 0, retryAfterMs: 0 });
+      assert.deepEqual(pick(await limiter.limit(key, { cost: 2 })), {
+        allowed: true,
+        limit: LIMIT,
+        remaining: 0,
+        retryAfterMs: 0,
+      });
     }),
 
   'replenishes-at-rate': (c) =>
@@ -192,7 +202,12 @@ const properties: Record<PropertyName, Check> = {
 
   'zero-cost': (c) =>
     withSetup(c, async ({ limiter, key, exhaust }) => {
-      assert.deepEqual(pick(await limiter.limit(key, { cost: 0 })), { allowed: true, limit: LIMIT, remaining: LIMIT, retryAfterMs: 0 });
+      assert.deepEqual(pick(await limiter.limit(key, { cost: 0 })), {
+        allowed: true,
+        limit: LIMIT,
+        remaining: LIMIT,
+        retryAfterMs: 0,
+      });
       await exhaust();
       const zero = await limiter.limit(key, { cost: 0 });
       assert.equal(zero.allowed, true, 'cost 0 always passes');
@@ -202,7 +217,12 @@ const properties: Record<PropertyName, Check> = {
 
   peek: (c) =>
     withSetup(c, async ({ limiter, key }) => {
-      assert.deepEqual(pick(await limiter.peek(key)), { allowed: true, limit: LIMIT, remaining: LIMIT, retryAfterMs: 0 });
+      assert.deepEqual(pick(await limiter.peek(key)), {
+        allowed: true,
+        limit: LIMIT,
+        remaining: LIMIT,
+        retryAfterMs: 0,
+      });
       await limiter.limit(key, { cost: LIMIT - 1 });
       assert.equal((await limiter.peek(key)).remaining, 1);
       assert.equal((await limiter.peek(key)).remaining, 1, 'peek spends nothing');
@@ -251,7 +271,11 @@ const properties: Record<PropertyName, Check> = {
 
   async 'reference-model'({ target, profile }) {
     const step = fc.record({
-      advanceMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2 * INTERVAL_MS }), fc.integer({ min: 0, max: 2 * PERIOD_MS })),
+      advanceMs: fc.oneof(
+        fc.constant(0),
+        fc.integer({ min: 0, max: 2 * INTERVAL_MS }),
+        fc.integer({ min: 0, max: 2 * PERIOD_MS }),
+      ),
       key: fc.constantFrom('a', 'b', 'c'),
       cost: fc.integer({ min: 0, max: LIMIT + 1 }),
     });

@@ -66,7 +66,12 @@ describe('Redis GCRA', () => {
 
   it('sets a TTL on every write and writes nothing on a denial; no key ever has PTTL −1', async () => {
     const prefix = `ttl${++prefixSequence}:`;
-    const l = createRedisLimiter({ client: redis, algorithm: gcra({ limit: 3, periodMs: 3000 }), prefix, clock: () => nowMs });
+    const l = createRedisLimiter({
+      client: redis,
+      algorithm: gcra({ limit: 3, periodMs: 3000 }),
+      prefix,
+      clock: () => nowMs,
+    });
     const first = await l.limit('a');
     const ttl = await admin.pttl(`${prefix}{a}`);
     expect(ttl).toBeGreaterThan(0);
@@ -89,14 +94,24 @@ describe('Redis GCRA', () => {
   it('treats a planted key without TTL as fresh and leaves it with a TTL', async () => {
     const prefix = `plant${++prefixSequence}:`;
     await admin.set(`${prefix}{k}`, '57');
-    const l = createRedisLimiter({ client: redis, algorithm: gcra({ limit: 5, periodMs: 10_000 }), prefix, clock: () => nowMs });
+    const l = createRedisLimiter({
+      client: redis,
+      algorithm: gcra({ limit: 5, periodMs: 10_000 }),
+      prefix,
+      clock: () => nowMs,
+    });
     expect(await l.limit('k', { cost: 5 })).toMatchObject({ allowed: true, remaining: 0 });
     expect(await admin.pttl(`${prefix}{k}`)).toBeGreaterThan(0);
   });
 
   it('never moves stored time backwards when the client clock does', async () => {
     const prefix = `back${++prefixSequence}:`;
-    const l = createRedisLimiter({ client: redis, algorithm: gcra({ limit: 5, periodMs: 10_000 }), prefix, clock: () => nowMs });
+    const l = createRedisLimiter({
+      client: redis,
+      algorithm: gcra({ limit: 5, periodMs: 10_000 }),
+      prefix,
+      clock: () => nowMs,
+    });
     await l.limit('k', { cost: 5 });
     const stored = await admin.get(`${prefix}{k}`);
     nowMs -= 5000;
@@ -148,7 +163,13 @@ describe('Redis GCRA', () => {
 describe('Redis store failures and bad input', () => {
   it('rejects with StoreUnavailableError when nothing listens', async () => {
     const port = await freePort();
-    const dead = new IORedis({ port, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const dead = new IORedis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
     dead.on('error', () => {});
     const l = createRedisLimiter({ client: dead, algorithm: gcra({ limit: 1, periodMs: 1000 }) });
     await expect(l.limit('k')).rejects.toMatchObject({ code: 'ERR_SLUICE_STORE_UNAVAILABLE' });
@@ -156,7 +177,9 @@ describe('Redis store failures and bad input', () => {
   });
 
   it('throws ConfigError for a client that is not one', () => {
-    expect(() => createRedisLimiter({ client: {}, algorithm: gcra({ limit: 1, periodMs: 1000 }) })).toThrow(ConfigError);
+    expect(() => createRedisLimiter({ client: {}, algorithm: gcra({ limit: 1, periodMs: 1000 }) })).toThrow(
+      ConfigError,
+    );
   });
 
   it('rejects invalid keys and costs without touching Redis', async () => {

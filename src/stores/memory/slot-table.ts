@@ -82,12 +82,12 @@ export function createSlotTable(
     older = nextOlder;
   };
   // Expired state anywhere near the old end goes before a live key: look a few slots deep.
-  const evictOne = (nowMs: number): void => {
+  const victim = (nowMs: number): number => {
     let s = tail;
     for (let depth = 0; depth < EVICTION_SCAN && s !== NONE; depth++, s = newer[s] as number) {
-      if (freshAtMs(state, s * width) <= nowMs) return remove(s);
+      if (freshAtMs(state, s * width) <= nowMs) return s;
     }
-    remove(tail);
+    return tail;
   };
   const prune = (nowMs: number): number => {
     let dropped = 0;
@@ -115,7 +115,7 @@ export function createSlotTable(
       return s;
     },
     insert(key, nowMs) {
-      if (slotOf.size >= maxKeys && prune(nowMs) === 0) evictOne(nowMs);
+      if (slotOf.size >= maxKeys && prune(nowMs) === 0) remove(victim(nowMs));
       let s = free.pop();
       if (s === undefined) {
         if (used === capacity) grow();
