@@ -22,10 +22,44 @@ export interface Decision {
   retryAfterMs: number;
   /** Milliseconds until the key is back to its fresh state (`remaining === limit`); 0 when it is. */
   resetAfterMs: number;
+  /**
+   * Present, and `true`, only when the store could not decide and a failure policy answered
+   * instead (`sluice/policy`); absent on every ordinary decision. Alert on it: a limiter that
+   * keeps answering degraded is not limiting across the fleet.
+   */
+  degraded?: true;
+  /** Why the store could not decide; set with {@link Decision.degraded}. */
+  degradedReason?: DegradedReason;
+  /**
+   * The failure policy that answered; set with {@link Decision.degraded}. An HTTP layer can tell
+   * a fail-closed denial (the store is down: 503) from a local-fallback denial (over the local
+   * share of the limit: 429).
+   */
+  failure?: FailureMode;
 }
+
+/**
+ * Why a decision was degraded: `'timeout'` (no reply within the deadline), `'connection'`
+ * (connection refused or lost, or the store could not serve), `'script-error'` (the store
+ * answered with an error or an unreadable reply), `'breaker-open'` (the circuit breaker kept
+ * the call from reaching a failing store).
+ */
+export type DegradedReason = 'timeout' | 'connection' | 'script-error' | 'breaker-open';
+
+/**
+ * What a failure policy does when the store cannot decide: `'open'` admits, `'closed'` denies,
+ * `'fallback'` decides on a local limiter holding limit ÷ live instances.
+ */
+export type FailureMode = 'open' | 'closed' | 'fallback';
 
 /** Options of one call. */
 export interface LimitOptions {
   /** Units this request spends: a non-negative safe integer. Default 1. Cost 0 reports without spending. */
   cost?: number;
+  /**
+   * The failure policy for this call when the store cannot decide, overriding the limiter's
+   * own (e.g. a login route fails closed while the rest fails open). Read only by limiters
+   * wrapped with `withFailurePolicy` (`sluice/policy`); others ignore it.
+   */
+  failure?: FailureMode;
 }

@@ -1,6 +1,6 @@
 export { gcra, type GcraOptions } from './algorithms/gcra.js';
 export type { Algorithm, AlgorithmName } from './algorithms/types.js';
-export type { Decision, LimitOptions } from './decision.js';
+export type { Decision, DegradedReason, FailureMode, LimitOptions } from './decision.js';
 export {
   ConfigError,
   InvalidCostError,
