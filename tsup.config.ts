@@ -10,7 +10,8 @@ export default defineConfig([
     sourcemap: true,
   },
   {
-    entry: { cli: 'src/cli.ts' },
+    // The fleet demo forks dist/fleet-instance.js; bench/ imports its helpers from dist/fleet.js.
+    entry: { cli: 'src/cli.ts', 'fleet-instance': 'src/fleet/instance-main.ts', fleet: 'src/fleet/index.ts' },
     format: ['esm'],
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },

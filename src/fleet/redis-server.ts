@@ -1,0 +1,116 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { createServer } from 'node:net';
+import { delimiter, join } from 'node:path';
+import { track } from './children.js';
+
+/** A redis-server process this program started, on a loopback port, without persistence. */
+export interface OwnedRedisServer {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  /** `redis-server --version`, e.g. `7.0.15`. */
+  readonly version: string;
+  /** Stops the server (SIGTERM, then SIGKILL after 2 s); idempotent. */
+  stop(): Promise<void>;
+}
+
+const SERVER_NAMES = ['redis-server', 'valkey-server'];
+
+/** The first redis-server (or valkey-server) executable on `pathEnv` (a PATH string), or undefined. */
+export function locateRedisServer(pathEnv = process.env.PATH ?? ''): string | undefined {
+  for (const dir of pathEnv.split(delimiter)) {
+    if (dir === '') continue;
+    for (const name of SERVER_NAMES) {
+      const candidate = join(dir, name);
+      try {
+        accessSync(candidate, constants.X_OK);
+        return candidate;
+      } catch {}
+    }
+  }
+  return undefined;
+}
+
+/** What to print when no redis-server is available. */
+export const INSTALL_HINT = [
+  'redis-server was not found on PATH, so only the rows without Redis run.',
+  'To see the shared Redis rows, install Redis and run again:',
+  '  Debian/Ubuntu:  sudo apt-get install redis-server',
+  '  Fedora/RHEL:    sudo dnf install redis',
+  '  macOS:          brew install redis',
+  '  Alpine:         apk add redis',
+  'or point REDIS_URL at a server you run: REDIS_URL=redis://127.0.0.1:6379 npm start',
+].join('\n');
+
+/** A loopback port nobody listens on right now (the OS picks it). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('the OS gave no port');
+  return address.port;
+}
+
+/**
+ * Starts `command` (a redis-server executable) on a free loopback port with `--save ''
+ * --appendonly no`, retrying on another port if one was taken in between.
+ */
+export async function startRedisServer(command: string): Promise<OwnedRedisServer> {
+  const version = /v=(\S+)/.exec(execFileSync(command, ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      const child = await launch(command, port);
+      return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid as number, version, stop: () => stop(child) };
+    } catch (error) {
+      if (attempt === 5) throw error;
+    }
+  }
+}
+
+async function launch(command: string, port: number): Promise<ChildProcess> {
+  const child = spawn(
+    command,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    // Its own process group: a Ctrl-C in the terminal reaches this program, which stops it in order.
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  track(child);
+  let output = '';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) resolve();
+      });
+      child.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.once('error', reject);
+      child.once('exit', (code) => reject(new Error(`redis-server exited with code ${code}:\n${output}`)));
+    });
+  } catch (error) {
+    await stop(child);
+    throw error;
+  }
+  // Keep draining its log so a full pipe never blocks it.
+  child.stdout?.removeAllListeners('data');
+  child.stderr?.removeAllListeners('data');
+  child.stdout?.resume();
+  child.stderr?.resume();
+  return child;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,181 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FleetReport } from '../../src/fleet/run.js';
+import { runFleet } from '../../src/fleet/run.js';
+import { type RedisServer, startRedis } from '../support/redis-server.js';
+import { type Compiled, compile } from './compile.js';
+
+let compiled: Compiled;
+let cliPath: string;
+let instanceModule: string;
+let server: RedisServer;
+let admin: Redis;
+
+beforeAll(async () => {
+  [compiled, server] = await Promise.all([
+    compile({ cli: 'src/cli.ts', 'fleet-instance': 'src/fleet/instance-main.ts' }),
+    startRedis(),
+  ]);
+  cliPath = compiled.path('cli');
+  instanceModule = compiled.path('fleet-instance');
+  admin = server.connect();
+});
+afterAll(async () => {
+  compiled?.remove();
+  await server?.stop();
+});
+
+interface Cli {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function startCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Cli {
+  const child = spawn(process.execPath, [cliPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = once(child, 'close').then(() => child.exitCode);
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** True once nothing accepts connections on `port` (polls for up to 3 s). */
+async function closed(port: number): Promise<boolean> {
+  for (let attempt = 0; attempt < 30; attempt++) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', () => resolve(true));
+    });
+    if (refused) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
+
+function row(report: FleetReport, mode: string) {
+  const found = report.rows.find((each) => each.mode === mode);
+  if (!found) throw new Error(`no row '${mode}'`);
+  return found;
+}
+
+describe('fleet demo against a real redis-server', () => {
+  it('admits 300 with a memory limiter per instance, 100 with shared Redis GCRA, at 1 round trip per request', async () => {
+    const report = await runFleet({
+      requests: 1000,
+      limit: 100,
+      periodMs: 3_600_000,
+      instances: 3,
+      redis: { url: server.url },
+      instanceModule,
+    });
+
+    const memory = row(report, 'memory');
+    expect(memory).toMatchObject({ ran: true, admitted: 300, denied: 700, errors: 0, redisRoundTrips: 0 });
+    expect(memory.admittedPerInstance).toEqual([100, 100, 100]);
+
+    const shared = row(report, 'redis');
+    expect(shared).toMatchObject({ ran: true, admitted: 100, denied: 900, errors: 0, redisRoundTrips: 1000 });
+    // Round-robin from the start: instance i served requests i, i+3, … until the 100th admission.
+    expect(shared.admittedPerInstance).toEqual([34, 33, 33]);
+    expect(report.redis).toMatchObject({ url: server.url, startedHere: false });
+  });
+
+  it('leaves no keys behind on a Redis it did not start', async () => {
+    await runFleet({
+      requests: 30,
+      limit: 5,
+      periodMs: 3_600_000,
+      instances: 2,
+      modes: ['redis'],
+      redis: { url: server.url },
+      instanceModule,
+    });
+    expect(await admin.keys('sluice:fleet:*')).toEqual([]);
+  });
+
+  it('scales with its options: 2 instances at limit 10 admit 20 (memory) and 10 (Redis)', async () => {
+    const report = await runFleet({
+      requests: 50,
+      limit: 10,
+      periodMs: 60_000,
+      instances: 2,
+      redis: { url: server.url },
+      instanceModule,
+    });
+    expect(row(report, 'memory')).toMatchObject({ admitted: 20, admittedPerInstance: [10, 10], redisRoundTrips: 0 });
+    expect(row(report, 'redis')).toMatchObject({ admitted: 10, admittedPerInstance: [5, 5], redisRoundTrips: 50 });
+  });
+
+  it('rejects an unknown mode before starting anything', async () => {
+    await expect(
+      runFleet({ requests: 1, limit: 1, periodMs: 1000, instances: 1, modes: ['nope'], instanceModule }),
+    ).rejects.toThrow("unknown fleet mode 'nope'; known: memory, redis");
+  });
+});
+
+describe('sluice fleet (the CLI)', () => {
+  it('starts a throwaway redis-server, prints the JSON report, and stops the server and instances', async () => {
+    const cli = startCli(['fleet', '--json', '--requests', '300', '--limit', '50'], { ...process.env, REDIS_URL: '' });
+    expect(await cli.exited).toBe(0);
+    const report = JSON.parse(cli.stdout()) as FleetReport;
+    expect(report.redis).toMatchObject({ startedHere: true });
+    expect(row(report, 'memory')).toMatchObject({ admitted: 150, admittedPerInstance: [50, 50, 50] });
+    expect(row(report, 'redis')).toMatchObject({ admitted: 50, redisRoundTrips: 300 });
+
+    const redisPort = Number(/on 127\.0\.0\.1:(\d+)/.exec(cli.stderr())?.[1]);
+    const instancePorts = [...cli.stderr().matchAll(/ports ([\d, ]+) \(/g)].flatMap((match) =>
+      (match[1] as string).split(', ').map(Number),
+    );
+    expect(instancePorts).toHaveLength(6);
+    for (const port of [redisPort, ...instancePorts]) expect(await closed(port)).toBe(true);
+  });
+
+  it('prints the table for people', async () => {
+    const cli = startCli(['fleet', '--redis-url', server.url]);
+    expect(await cli.exited).toBe(0);
+    expect(cli.stdout()).toMatch(/\| memory limiter in each instance \|\s+300 \|\s+3\.00× \| 100 \/ 100 \/ 100 /);
+    expect(cli.stdout()).toMatch(
+      /\| shared Redis GCRA\s+\|\s+100 \|\s+1\.00× \| 34 \/ 33 \/ 33 .*\|\s+1,000 \|\s+1\.000 \|/,
+    );
+  });
+
+  it('without redis-server on PATH, says how to install it and runs the memory row (exit 0)', async () => {
+    const cli = startCli(['fleet', '--requests', '300'], { PATH: '/nonexistent' });
+    expect(await cli.exited).toBe(0);
+    expect(cli.stdout()).toContain('sudo apt-get install redis-server');
+    expect(cli.stdout()).toMatch(/\| memory limiter in each instance \|\s+300 \|/);
+    expect(cli.stdout()).toMatch(/\| shared Redis GCRA\s+\|.*skipped: no Redis/);
+  });
+
+  it('on SIGINT stops the redis-server and the instances it started', async () => {
+    const cli = startCli(['fleet', '--requests', '10000000'], { ...process.env, REDIS_URL: '' });
+    const started = /on 127\.0\.0\.1:(\d+)[\s\S]*ports ([\d, ]+) \(/;
+    while (!started.test(cli.stderr())) await once(cli.child.stderr as NodeJS.ReadableStream, 'data');
+    const [, redisPort, instancePorts] = started.exec(cli.stderr()) as RegExpExecArray;
+    cli.child.kill('SIGINT');
+    expect(await cli.exited).toBe(130);
+    for (const port of [redisPort, ...(instancePorts as string).split(', ')].map(Number)) {
+      expect(await closed(port)).toBe(true);
+    }
+  });
+
+  it('rejects a bad option with a message and exit code 1', async () => {
+    const cli = startCli(['fleet', '--instances', '0']);
+    expect(await cli.exited).toBe(1);
+    expect(cli.stderr()).toContain('--instances must be an integer in 1..');
+  });
+});
