@@ -2,7 +2,12 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', redis: 'src/redis.ts', testing: 'src/testing/index.ts' },
+    entry: {
+      index: 'src/index.ts',
+      redis: 'src/redis.ts',
+      testing: 'src/testing/index.ts',
+      policy: 'src/policy/index.ts',
+    },
     format: ['esm', 'cjs'],
     dts: true,
     clean: true,

@@ -1,0 +1,94 @@
+import type { Clock } from '../limiter.js';
+import { requireInteger } from '../validate.js';
+
+/** Options of the circuit breaker in `withFailurePolicy`. */
+export interface BreakerOptions {
+  /** Consecutive store failures (errors or timeouts) that open the breaker. Integer ≥ 1; default 5. */
+  failureThreshold?: number;
+  /** Milliseconds the breaker stays open before one probe may reach the store. Integer ≥ 1; default 1000. */
+  coolDownMs?: number;
+}
+
+/**
+ * `'closed'`: calls reach the store. `'open'`: no call reaches the store until the cool-down
+ * ends. `'half-open'`: the cool-down ended and one probe is (or may be) in flight.
+ */
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+/** Whether a call admitted by the breaker is an ordinary call or the single half-open probe. */
+export type BreakerTicket = 'call' | 'probe';
+
+/** A circuit breaker as a small state machine on an injected clock; it never starts timers. */
+export interface Breaker {
+  readonly state: BreakerState;
+  /** Times the breaker went to `'open'` (a failed probe opens it again and counts). */
+  readonly opens: number;
+  /** A ticket to call the store, or `undefined` when the call must not reach it now. */
+  acquire(): BreakerTicket | undefined;
+  succeeded(ticket: BreakerTicket): void;
+  failed(ticket: BreakerTicket): void;
+  /** The call ended without telling anything about the store's health (e.g. a caller bug). */
+  released(ticket: BreakerTicket): void;
+  /** Milliseconds until a call may reach the store again: the remaining cool-down when open, else the full cool-down. */
+  retryInMs(): number;
+}
+
+/**
+ * Opens after `failureThreshold` consecutive failures; after `coolDownMs` lets exactly one
+ * probe through (half-open); the probe's success closes it, its failure opens it again.
+ * Results of calls admitted before the breaker opened are ignored once it is open, so a burst
+ * of in-flight calls failing together opens it once, and a straggler's success cannot close it.
+ *
+ * @throws {ConfigError} on invalid options.
+ */
+export function createBreaker(options: BreakerOptions, clock: Clock): Breaker {
+  const failureThreshold = requireInteger('breaker.failureThreshold', options.failureThreshold ?? 5);
+  const coolDownMs = requireInteger('breaker.coolDownMs', options.coolDownMs ?? 1000);
+  let state: BreakerState = 'closed';
+  let failures = 0;
+  let openUntil = 0;
+  let probing = false;
+  let opens = 0;
+
+  const open = () => {
+    state = 'open';
+    openUntil = clock() + coolDownMs;
+    probing = false;
+    opens++;
+  };
+
+  return {
+    get state() {
+      return state;
+    },
+    get opens() {
+      return opens;
+    },
+    acquire() {
+      if (state === 'closed') return 'call';
+      if (state === 'open' && clock() >= openUntil) state = 'half-open';
+      if (state === 'half-open' && !probing) {
+        probing = true;
+        return 'probe';
+      }
+      return undefined;
+    },
+    succeeded(ticket) {
+      if (ticket === 'probe') {
+        state = 'closed';
+        probing = false;
+      }
+      if (state === 'closed') failures = 0;
+    },
+    failed(ticket) {
+      if (ticket === 'probe') return open();
+      if (state === 'closed' && ++failures >= failureThreshold) open();
+    },
+    released(ticket) {
+      if (ticket === 'probe') probing = false;
+    },
+    retryInMs() {
+      return state === 'open' ? Math.max(1, Math.ceil(openUntil - clock())) : coolDownMs;
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import type { Algorithm } from '../algorithms/types.js';
+import { ConfigError } from '../errors.js';
+import type { Clock } from '../limiter.js';
+import { createMemoryLimiter, type MemoryLimiter } from '../stores/memory/memory-limiter.js';
+import { requireInteger } from '../validate.js';
+import { divideAlgorithm } from './divide.js';
+
+/** Anything that knows how many instances share the limit now, e.g. a heartbeat registry. */
+export interface InstanceCount {
+  /** Live instances (integer ≥ 1); during an outage, the last known count. */
+  instances(): number;
+}
+
+/** Options of the local fallback policy. */
+export interface LocalFallbackOptions {
+  /** How many instances share the limit: a fixed count, or a live estimate (`createHeartbeat`). */
+  instances: number | InstanceCount;
+  /**
+   * The local algorithm for a given instance count. Default: the primary's algorithm divided
+   * by it (`divideAlgorithm`), which supports GCRA.
+   */
+  algorithm?: (instances: number) => Algorithm;
+  /** Most keys the local limiter holds (it is bounded like any memory limiter). Default 100,000. */
+  maxKeys?: number;
+}
+
+/** The local limiter of the fallback policy, rebuilt when the instance count changes. */
+export interface LocalFallback {
+  /** The limiter for the current instance count, and that count. */
+  current(): { limiter: MemoryLimiter; instances: number };
+  reset(key: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A memory limiter enforcing the primary's limit ÷ N, N read from `options.instances` each time
+ * the fallback decides. A change of N starts a new local limiter (fresh keys): N only changes
+ * while the store answers heartbeats, which is when the fallback is idle.
+ *
+ * @throws {ConfigError} on invalid options, or when the algorithm cannot be divided.
+ */
+export function createLocalFallback(primary: Algorithm, options: LocalFallbackOptions, clock: Clock): LocalFallback {
+  const { instances } = options;
+  const count =
+    typeof instances === 'number'
+      ? constant(requireInteger('fallback.instances', instances))
+      : typeof instances?.instances === 'function'
+        ? () => instances.instances()
+        : undefined;
+  if (count === undefined) throw new ConfigError('fallback.instances must be an integer ≥ 1 or an InstanceCount');
+  const build = options.algorithm ?? ((n: number) => divideAlgorithm(primary, n));
+  if (typeof build !== 'function') throw new ConfigError('fallback.algorithm must be a function');
+  const maxKeys = requireInteger('fallback.maxKeys', options.maxKeys ?? 100_000);
+  const create = (n: number) => ({
+    instances: n,
+    limiter: createMemoryLimiter({ algorithm: build(n), maxKeys, clock }),
+  });
+  let local = create(sane(count()));
+
+  return {
+    current() {
+      const n = sane(count());
+      if (n !== local.instances) {
+        void local.limiter.close();
+        local = create(n);
+      }
+      return local;
+    },
+    reset: (key) => local.limiter.resetSync(key),
+    close: () => local.limiter.close(),
+  };
+}
+
+const constant = (n: number) => () => n;
+
+/** A count from user code is trusted only as far as an integer ≥ 1. */
+function sane(n: number): number {
+  return Number.isSafeInteger(n) && n >= 1 ? n : 1;
+}
