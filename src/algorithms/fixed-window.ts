@@ -1,0 +1,73 @@
+import type { Decision } from '../decision.js';
+import { requireInteger } from '../validate.js';
+import type { Algorithm } from './types.js';
+
+/** Options of {@link fixedWindow}. */
+export interface FixedWindowOptions {
+  /** Units admitted per window. Integer ≥ 1. */
+  limit: number;
+  /** Window length, in milliseconds. Integer ≥ 1. */
+  windowMs: number;
+}
+
+const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
+
+/**
+ * Fixed window: one counter per window of `windowMs`; a request of cost c is admitted when the
+ * window's count plus c is at most `limit`. A key's window opens at its first admitted request
+ * and the next one at the first admitted request after it closed, so windows are aligned to the
+ * key's own traffic, never to the clock's origin (which differs between the memory store's
+ * monotonic clock and Redis's epoch), and keys do not all reset at the same instant.
+ *
+ * State is two numbers per key: the count and the window's end (ms); 0 is a fresh key.
+ *
+ * Guarantees: at most `limit` units per window. Boundary behaviour: a window's `limit` may be
+ * spent at its last millisecond and the next window's `limit` at the first millisecond after,
+ * so up to 2 × limit units pass within 2 ms, and over any interval of length Δ at most
+ * `limit × (⌈Δ / windowMs⌉ + 1)`. `retryAfterMs` is exact: the time until the window closes.
+ *
+ * Pros: the cheapest state; a quota that is easy to explain ("100 per minute, resets 60 s after
+ * your first request"). Cons: the 2 × limit boundary burst; no gradual refill.
+ *
+ * @throws {ConfigError} when limit or windowMs is not a positive integer.
+ */
+export function fixedWindow(options: FixedWindowOptions): Algorithm {
+  const limit = requireInteger('limit', options.limit);
+  const windowMs = requireInteger('windowMs', options.windowMs, 1, MAX_PERIOD_MS);
+
+  return {
+    name: 'fixed-window',
+    limit,
+    horizonMs: windowMs,
+    slots: 2,
+    scriptParams: [limit, windowMs],
+    decide(state, offset, nowMs, cost, commit) {
+      let count = state[offset] as number;
+      let endMs = state[offset + 1] as number;
+      let t = nowMs;
+      if (t >= endMs) {
+        count = 0;
+        endMs = t + windowMs;
+      } else {
+        t = Math.max(t, endMs - windowMs); // a clock behind the window's start counts in this window
+      }
+      const decision = (allowed: boolean, used: number, retryAfterMs: number): Decision => ({
+        allowed,
+        limit,
+        remaining: limit - used,
+        retryAfterMs,
+        resetAfterMs: used > 0 ? endMs - t : 0,
+      });
+      if (cost > limit) return decision(false, count, Number.POSITIVE_INFINITY);
+      if (count + cost > limit) return decision(false, count, endMs - t);
+      if (commit && cost > 0) {
+        state[offset] = count + cost;
+        state[offset + 1] = endMs;
+      }
+      return decision(true, count + cost, 0);
+    },
+    freshAtMs(state, offset) {
+      return state[offset + 1] as number;
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import type { Decision } from '../decision.js';
+import { ConfigError } from '../errors.js';
+import { requireInteger } from '../validate.js';
+import { ceilDiv } from './integer.js';
+import type { Algorithm } from './types.js';
+
+/** Options of {@link tokenBucket}. */
+export interface TokenBucketOptions {
+  /** Tokens a full bucket holds: the largest burst, reported as `Decision.limit`. Integer ≥ 1. */
+  capacity: number;
+  /** Tokens added per `periodMs`, continuously (a fraction of a token accrues every millisecond). Integer ≥ 1. */
+  rate: number;
+  /** Period of the refill rate, in milliseconds. Integer ≥ 1. */
+  periodMs: number;
+}
+
+const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
+
+/**
+ * Token bucket (Turner, 1986; the shaper of RFC 2697): a bucket of `capacity` tokens refilled
+ * continuously at `rate` per `periodMs`; a request of cost c takes c tokens or is denied whole.
+ *
+ * Exact in integers: one token is `periodMs / g` units and the bucket gains `rate / g` units
+ * per millisecond (g = gcd(rate, periodMs)), so fractional tokens carry no rounding. State is
+ * two numbers per key, the deficit (units missing from a full bucket, so 0 is a fresh key) and
+ * the time it was last written. `remaining` is the whole tokens held (floor).
+ *
+ * Guarantees: a fresh key admits `capacity` units at once; over any interval of length Δ at
+ * most `capacity + ⌊Δ · rate / periodMs⌋` units are admitted. `retryAfterMs` is exact.
+ *
+ * Pros: burst size and sustained rate are separate dials; smooth, no window boundary. Cons: two
+ * numbers per key (GCRA holds the same behaviour in one); "per period" is a rate, not a quota.
+ *
+ * @throws {ConfigError} when capacity, rate or periodMs is not a positive integer, or when
+ * `capacity × periodMs / g` is too large to stay exact (2^52 or more).
+ */
+export function tokenBucket(options: TokenBucketOptions): Algorithm {
+  const capacity = requireInteger('capacity', options.capacity);
+  const rate = requireInteger('rate', options.rate);
+  const periodMs = requireInteger('periodMs', options.periodMs, 1, MAX_PERIOD_MS);
+  const g = gcd(rate, periodMs);
+  const unit = periodMs / g; // units per token
+  const refill = rate / g; // units per millisecond
+  const full = capacity * unit;
+  // The largest intermediate is a deficit plus a cost of `capacity` tokens: 2 × full.
+  if (!Number.isSafeInteger(2 * full + refill)) {
+    throw new ConfigError(`capacity × periodMs / gcd(rate, periodMs) must stay below 2^52 to be exact, got ${full}`);
+  }
+
+  // The deficit after `elapsedMs` of refill; computed without multiplying a long idle time.
+  const refilled = (deficit: number, elapsedMs: number): number =>
+    elapsedMs >= ceilDiv(deficit, refill) ? 0 : deficit - elapsedMs * refill;
+  const decision = (allowed: boolean, deficit: number, retryAfterMs: number): Decision => ({
+    allowed,
+    limit: capacity,
+    remaining: capacity - ceilDiv(deficit, unit),
+    retryAfterMs,
+    resetAfterMs: ceilDiv(deficit, refill),
+  });
+
+  return {
+    name: 'token-bucket',
+    limit: capacity,
+    horizonMs: ceilDiv(full, refill),
+    slots: 2,
+    scriptParams: [capacity, unit, refill],
+    decide(state, offset, nowMs, cost, commit) {
+      const lastMs = state[offset + 1] as number;
+      const t = Math.max(nowMs, lastMs); // a clock behind the last write does not refill backwards
+      const deficit = refilled(state[offset] as number, t - lastMs);
+      if (cost > capacity) return decision(false, deficit, Number.POSITIVE_INFINITY);
+      const next = deficit + cost * unit;
+      if (next > full) return decision(false, deficit, ceilDiv(next - full, refill));
+      if (commit && cost > 0) {
+        state[offset] = next;
+        state[offset + 1] = t;
+      }
+      return decision(true, next, 0);
+    },
+    freshAtMs(state, offset) {
+      return (state[offset + 1] as number) + ceilDiv(state[offset] as number, refill);
+    },
+  };
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
