@@ -1,6 +1,14 @@
+import { fixedWindow } from '../algorithms/fixed-window.js';
 import { gcra } from '../algorithms/gcra.js';
+import { slidingWindowCounter } from '../algorithms/sliding-window-counter.js';
+import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
+import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js';
+import { fixedWindowReference } from './reference/fixed-window.js';
 import { gcraReference } from './reference/gcra.js';
+import { slidingWindowCounterReference } from './reference/sliding-window-counter.js';
+import { slidingWindowLogReference } from './reference/sliding-window-log.js';
+import { tokenBucketReference } from './reference/token-bucket.js';
 import type { ReferenceModel } from './reference/types.js';
 
 /** The properties of the conformance suite, by name. */
@@ -41,5 +49,49 @@ export const profiles: AlgorithmProfile[] = [
     build: (limit, periodMs) => gcra({ limit, periodMs }),
     reference: (limit, periodMs) => gcraReference(limit, periodMs),
     exempt: {},
+  },
+  {
+    name: 'token-bucket',
+    build: (limit, periodMs) => tokenBucket({ capacity: limit, rate: limit, periodMs }),
+    reference: (limit, periodMs) => tokenBucketReference({ capacity: limit, rate: limit, periodMs }),
+    exempt: {},
+  },
+  {
+    name: 'fixed-window',
+    build: (limit, windowMs) => fixedWindow({ limit, windowMs }),
+    reference: (limit, windowMs) => fixedWindowReference({ limit, windowMs }),
+    exempt: {
+      'replenishes-at-rate':
+        'a window gives nothing back until it closes, then the whole limit at once (test/algorithms/cases.test.ts)',
+      'retry-after-exact':
+        'retryAfterMs is exact (checked against the reference model), but the property then expects a cost-2 request to wait; ' +
+        'the window that opened at the retry time holds the whole limit, so it is admitted at once',
+    },
+  },
+  {
+    name: 'sliding-window-log',
+    build: (limit, windowMs) => slidingWindowLog({ limit, windowMs }),
+    reference: (limit, windowMs) => slidingWindowLogReference({ limit, windowMs }),
+    exempt: {
+      'replenishes-at-rate':
+        'units come back when the requests that spent them leave the window, not at a steady rate: ' +
+        'a burst of the whole limit comes back all at once one window later',
+      'retry-after-exact':
+        'retryAfterMs is exact (checked against the reference model), but the property then expects a cost-2 request to wait; ' +
+        'the burst that exhausted the key leaves the window all at once, so it is admitted at once',
+    },
+  },
+  {
+    name: 'sliding-window-counter',
+    build: (limit, windowMs) => slidingWindowCounter({ limit, windowMs }),
+    reference: (limit, windowMs) => slidingWindowCounterReference({ limit, windowMs }),
+    exempt: {
+      'replenishes-at-rate':
+        'nothing comes back during the window that was exhausted; the next window gives units back as the ' +
+        "previous window's weight falls, i.e. at the steady rate only for evenly spread traffic",
+      'full-after-period':
+        "a burst at a window's start still weighs fully at the next window's start (the approximation assumes " +
+        'it was spread over its window); the whole limit is back two windows later',
+    },
   },
 ];
