@@ -19,8 +19,3 @@ export function track(child: ChildProcess): void {
   running.add(child);
   child.once('exit', () => running.delete(child));
 }
-
-/** Child processes started by the demo and still running. */
-export function runningChildren(): number {
-  return running.size;
-}

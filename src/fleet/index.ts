@@ -1,8 +1,7 @@
 /*
- * The fleet demo's building blocks, compiled to dist/fleet.js for the benchmarks (bench/*.mjs).
- * Not part of the package's public exports.
+ * The fleet demo's building blocks that the benchmarks (bench/*.mjs) reuse, compiled to
+ * dist/fleet.js. Not part of the package's public exports.
  */
 export { commandsBetween, readCommandStats, roundTripsBetween } from './commandstats.js';
-export { freePort, locateRedisServer, startRedisServer } from './redis-server.js';
-export { type FleetOptions, type FleetReport, runFleet } from './run.js';
+export { INSTALL_REDIS, locateRedisServer, startRedisServer } from './redis-server.js';
 export { formatInteger, formatTable } from './table.js';

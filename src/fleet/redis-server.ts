@@ -32,19 +32,24 @@ export function locateRedisServer(pathEnv = process.env.PATH ?? ''): string | un
   return undefined;
 }
 
-/** What to print when no redis-server is available. */
-export const INSTALL_HINT = [
-  'redis-server was not found on PATH, so only the rows without Redis run.',
-  'To see the shared Redis rows, install Redis and run again:',
+/** How to install redis-server, one platform a line. */
+export const INSTALL_REDIS = [
   '  Debian/Ubuntu:  sudo apt-get install redis-server',
   '  Fedora/RHEL:    sudo dnf install redis',
   '  macOS:          brew install redis',
   '  Alpine:         apk add redis',
+].join('\n');
+
+/** What the fleet demo prints when no redis-server is available. */
+export const INSTALL_HINT = [
+  'redis-server was not found on PATH, so only the rows without Redis run.',
+  'To see the shared Redis rows, install Redis and run again:',
+  INSTALL_REDIS,
   'or point REDIS_URL at a server you run: REDIS_URL=redis://127.0.0.1:6379 npm start',
 ].join('\n');
 
 /** A loopback port nobody listens on right now (the OS picks it). */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,0 +1,260 @@
+/*
+ * Memory store: ns per decision on 1 hot key and on 100k keys, beside rate-limiter-flexible's
+ * RateLimiterMemory and beside a floor (Map get + set + one clock read); bytes per key over
+ * 100k keys. Every variant runs in a fresh process (--expose-gc), rounds alternate the order,
+ * and each implementation passes a correctness check before it is timed.
+ */
+import { fileURLToPath } from 'node:url';
+import { do_not_optimize, measure } from 'mitata';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { formatInteger, formatTable } from '../dist/fleet.js';
+import { createMemoryLimiter, gcra } from '../dist/index.js';
+import { environment, formatEnvironment } from './lib/environment.mjs';
+import { saveResults } from './lib/results.mjs';
+import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
+
+const KEYS = 100_000;
+// High enough that every timed decision is an admission, so all implementations take the same path.
+const LIMIT = 1_000_000_000;
+const PERIOD_MS = 3_600_000;
+const ROUNDS = 3;
+const MIN_CPU_NS = 500e6;
+
+const IMPLEMENTATIONS = {
+  floor: {
+    label: 'floor: Map get + set + performance.now()',
+    async create() {
+      const map = new Map();
+      return {
+        decide(key) {
+          const now = performance.now();
+          const tat = map.get(key);
+          map.set(key, (tat === undefined ? now : tat) + 1);
+          return tat;
+        },
+        async verify() {
+          check(map.size > 0 && map.get(KEY_OF(0)) > 0, 'the floor wrote its map');
+        },
+      };
+    },
+  },
+  'sluice-sync': {
+    label: 'Sluice memory GCRA, limitSync()',
+    async create() {
+      checkSluice();
+      const limiter = createMemoryLimiter({ algorithm: gcra({ limit: LIMIT, periodMs: PERIOD_MS }), maxKeys: KEYS });
+      return { decide: (key) => limiter.limitSync(key), verify: () => verifySluice(limiter) };
+    },
+  },
+  'sluice-async': {
+    label: 'Sluice memory GCRA, limit() (Promise)',
+    async create() {
+      checkSluice();
+      const limiter = createMemoryLimiter({ algorithm: gcra({ limit: LIMIT, periodMs: PERIOD_MS }), maxKeys: KEYS });
+      return { decide: (key) => limiter.limit(key), verify: () => verifySluice(limiter) };
+    },
+  },
+  rlf: {
+    label: 'rate-limiter-flexible RateLimiterMemory, consume()',
+    async create() {
+      await checkRlf();
+      // keyPrefix '' spares it a string concatenation per call: the fastest way to use it.
+      const limiter = new RateLimiterMemory({ points: LIMIT, duration: PERIOD_MS / 1000, keyPrefix: '' });
+      return {
+        decide: (key) => limiter.consume(key),
+        async verify(hits) {
+          const res = await limiter.get(KEY_OF(0));
+          check(res?.consumedPoints === hits, `RateLimiterMemory counted ${res?.consumedPoints} of ${hits} hits`);
+        },
+      };
+    },
+  },
+};
+
+const KEY_OF = (i) => `user:${i}`;
+
+function checkSluice() {
+  let now = 0;
+  const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 5, periodMs: 10_000 }), clock: () => now });
+  for (let i = 0; i < 5; i++) check(limiter.limitSync('k').allowed, `admission ${i + 1} of 5`);
+  const denied = limiter.limitSync('k');
+  check(!denied.allowed && denied.retryAfterMs === 2000, 'the 6th request is denied, retry after 2000 ms');
+  now = 2000;
+  check(limiter.limitSync('k').allowed, 'one more after one emission interval');
+}
+
+function verifySluice(limiter) {
+  return async (hits) => {
+    check(limiter.size === Math.min(KEYS, limiter.size), 'no more keys than maxKeys');
+    const remaining = limiter.peekSync(KEY_OF(0)).remaining;
+    check(remaining <= LIMIT - hits, `key 0 spent ${hits} units (remaining ${remaining})`);
+  };
+}
+
+async function checkRlf() {
+  const limiter = new RateLimiterMemory({ points: 5, duration: 10 });
+  for (let i = 0; i < 5; i++) await limiter.consume('k');
+  const denied = await limiter.consume('k').then(
+    () => undefined,
+    (res) => res,
+  );
+  check(denied?.remainingPoints === 0, 'RateLimiterMemory denies the 6th request');
+}
+
+/** ns per decision of one implementation on `keyCount` keys (all present before timing). */
+async function timeDecisions(implementation, keyCount) {
+  const subject = await IMPLEMENTATIONS[implementation].create();
+  const keys = Array.from({ length: keyCount }, (_, i) => KEY_OF(i));
+  for (const key of keys) await subject.decide(key);
+  let i = 0;
+  let calls = 0;
+  const step = () => {
+    calls++;
+    const key = keys[i];
+    i = i + 1 === keyCount ? 0 : i + 1;
+    return subject.decide(key);
+  };
+  const isAsync = subject.decide(keys[0]) instanceof Promise;
+  calls++;
+  i = keyCount > 1 ? 1 : 0;
+  const stats = await measure(isAsync ? async () => do_not_optimize(await step()) : () => do_not_optimize(step()), {
+    min_cpu_time: MIN_CPU_NS,
+  });
+  // Every key was decided once while filling; key 0 once more per full cycle of the rotation.
+  await subject.verify(keyCount === 1 ? calls + 1 : 1 + Math.ceil(calls / keyCount));
+  return { nsPerOp: stats.avg, p50: stats.p50, p99: stats.p99 };
+}
+
+/** Heap + array-buffer bytes held per key after deciding `KEYS` keys once (gc before and after). */
+async function bytesPerKey(implementation, countKeyStrings) {
+  const subject = await IMPLEMENTATIONS[implementation].create();
+  let keys = countKeyStrings ? undefined : Array.from({ length: KEYS }, (_, i) => KEY_OF(i));
+  const usage = () => {
+    globalThis.gc();
+    globalThis.gc();
+    const { heapUsed, arrayBuffers } = process.memoryUsage();
+    return { heapUsed, arrayBuffers };
+  };
+  const before = usage();
+  keys ??= Array.from({ length: KEYS }, (_, i) => KEY_OF(i));
+  for (const key of keys) await subject.decide(key);
+  if (countKeyStrings) keys = undefined; // only the store holds the key strings now
+  const after = usage();
+  do_not_optimize(subject);
+  const heap = (after.heapUsed - before.heapUsed) / KEYS;
+  const offHeap = (after.arrayBuffers - before.arrayBuffers) / KEYS;
+  return { bytesPerKey: heap + offHeap, heap, offHeap };
+}
+
+const TIMED = Object.keys(IMPLEMENTATIONS).flatMap((name) => [`time:${name}:1`, `time:${name}:${KEYS}`]);
+const SIZED = ['floor', 'sluice-sync', 'rlf'].flatMap((name) => [`bytes:${name}:excl`, `bytes:${name}:incl`]);
+
+const variant = variantName();
+if (variant !== undefined) {
+  const [kind, implementation, arg] = variant.split(':');
+  sendResult(
+    kind === 'time'
+      ? await timeDecisions(implementation, Number(arg))
+      : await bytesPerKey(implementation, arg === 'incl'),
+  );
+} else {
+  await main();
+}
+
+async function main() {
+  const file = fileURLToPath(import.meta.url);
+  const timed = await runVariants(file, TIMED, { rounds: ROUNDS, execArgv: ['--expose-gc'] });
+  const sized = await runVariants(file, SIZED, { rounds: 1, execArgv: ['--expose-gc'] });
+  const ns = (name, keys) => median(timed.get(`time:${name}:${keys}`).map((r) => r.nsPerOp));
+  const bytes = (name, which) => sized.get(`bytes:${name}:${which}`)[0];
+
+  const env = environment();
+  console.log('## Memory store\n');
+  console.log(`${formatEnvironment(env)}\n`);
+  console.log(
+    `ns per decision: mitata average over ≥ ${MIN_CPU_NS / 1e6} ms, median of ${ROUNDS} fresh processes in alternating order; ` +
+      `every decision an admission (limit ${formatInteger(LIMIT)} per hour); keys cycled in order.\n`,
+  );
+  const rlf100k = ns('rlf', KEYS);
+  console.log(
+    formatTable(
+      [
+        { header: 'implementation' },
+        { header: '1 hot key, ns', align: 'right' },
+        { header: `${formatInteger(KEYS)} keys, ns`, align: 'right' },
+        { header: `RateLimiterMemory ÷ this, ${formatInteger(KEYS)} keys`, align: 'right' },
+      ],
+      Object.entries(IMPLEMENTATIONS).map(([name, { label }]) => [
+        label,
+        ns(name, 1).toFixed(1),
+        ns(name, KEYS).toFixed(1),
+        `${(rlf100k / ns(name, KEYS)).toFixed(2)}×`,
+      ]),
+    ),
+  );
+  const syncRatio = rlf100k / ns('sluice-sync', KEYS);
+  const asyncRatio = rlf100k / ns('sluice-async', KEYS);
+  console.log(
+    `\nTarget: memory GCRA ≥ 5× RateLimiterMemory at ${formatInteger(KEYS)} keys. ` +
+      `limitSync: ${syncRatio.toFixed(2)}× (${syncRatio >= 5 ? 'met' : 'missed'}); ` +
+      `limit(): ${asyncRatio.toFixed(2)}× (${asyncRatio >= 5 ? 'met' : 'missed'}).\n`,
+  );
+
+  console.log(
+    `Bytes per key: (heap used + array buffers) after − before deciding ${formatInteger(KEYS)} keys once, ` +
+      'gc() twice on each side, fresh process. "excl." keeps the key strings alive on both sides; "incl." counts them.\n',
+  );
+  const storeLabels = {
+    floor: 'floor: Map<string, number>',
+    'sluice-sync': 'Sluice memory store (GCRA)',
+    rlf: 'RateLimiterMemory',
+  };
+  console.log(
+    formatTable(
+      [
+        { header: 'store' },
+        { header: 'B/key excl. key string', align: 'right' },
+        { header: 'of which heap', align: 'right' },
+        { header: 'of which array buffers', align: 'right' },
+        { header: 'B/key incl. key string', align: 'right' },
+      ],
+      Object.entries(storeLabels).map(([name, label]) => [
+        label,
+        bytes(name, 'excl').bytesPerKey.toFixed(1),
+        bytes(name, 'excl').heap.toFixed(1),
+        bytes(name, 'excl').offHeap.toFixed(1),
+        bytes(name, 'incl').bytesPerKey.toFixed(1),
+      ]),
+    ),
+  );
+  const sluiceBytes = bytes('sluice-sync', 'excl').bytesPerKey;
+  console.log(
+    `\nTarget: memory store ≤ 48 B/key excluding the key string: ${sluiceBytes.toFixed(1)} B (${sluiceBytes <= 48 ? 'met' : 'missed'}).\n`,
+  );
+
+  const path = saveResults('memory', {
+    environment: env,
+    method: { keys: KEYS, limit: LIMIT, periodMs: PERIOD_MS, rounds: ROUNDS, minCpuNs: MIN_CPU_NS },
+    nsPerDecision: Object.fromEntries(
+      Object.keys(IMPLEMENTATIONS).map((name) => [
+        name,
+        {
+          hotKey: ns(name, 1),
+          keys100k: ns(name, KEYS),
+          rounds: { hotKey: timed.get(`time:${name}:1`), keys100k: timed.get(`time:${name}:${KEYS}`) },
+        },
+      ]),
+    ),
+    bytesPerKey: Object.fromEntries(
+      Object.keys(storeLabels).map((name) => [
+        name,
+        { excludingKeyStrings: bytes(name, 'excl'), includingKeyStrings: bytes(name, 'incl') },
+      ]),
+    ),
+    targets: {
+      speedupVsRateLimiterMemory100k: { target: 5, limitSync: syncRatio, limit: asyncRatio },
+      bytesPerKeyExcludingKeyString: { target: 48, measured: sluiceBytes },
+    },
+  });
+  console.log(`Saved ${path}\n`);
+}

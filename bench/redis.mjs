@@ -1,0 +1,254 @@
+/*
+ * Redis store: Sluice's GCRA script beside rate-limiter-flexible's RateLimiterRedis, both on
+ * ioredis and on the same redis-server (started here on a free port): sequential latency,
+ * throughput with 1,000 decisions in flight, Redis round trips and commands per decision
+ * (INFO commandstats), and bytes per key (MEMORY USAGE, and used_memory over 100k keys).
+ */
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { commandsBetween, formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
+import { gcra } from '../dist/index.js';
+import { createRedisLimiter } from '../dist/redis.js';
+import { environment, formatEnvironment } from './lib/environment.mjs';
+import { withRedisServer } from './lib/redis-server.mjs';
+import { saveResults } from './lib/results.mjs';
+import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
+
+// Every timed decision is an admission (a key sees at most a few), and every key lives for seconds.
+const LIMIT = 1000;
+const PERIOD_MS = 3_600_000;
+const ROUNDS = 3;
+const SEQUENTIAL = 3000;
+const IN_FLIGHT = 1000;
+const THROUGHPUT_DECISIONS = 30_000;
+const KEYSPACE = 10_000;
+const SIZED_KEYS = 100_000;
+
+const IMPLEMENTATIONS = {
+  sluice: {
+    label: 'Sluice Redis GCRA, limit()',
+    async create(redis, prefix, limit = LIMIT) {
+      await checkSluice(redis, `${prefix}check:`);
+      const limiter = createRedisLimiter({ client: redis, algorithm: gcra({ limit, periodMs: PERIOD_MS }), prefix });
+      return (key) => limiter.limit(key);
+    },
+  },
+  rlf: {
+    label: 'rate-limiter-flexible RateLimiterRedis, consume()',
+    async create(redis, prefix, limit = LIMIT) {
+      await checkRlf(redis, `${prefix}check`);
+      const limiter = new RateLimiterRedis({
+        storeClient: redis,
+        points: limit,
+        duration: PERIOD_MS / 1000,
+        keyPrefix: prefix,
+      });
+      return (key) => limiter.consume(key);
+    },
+  },
+};
+
+async function checkSluice(redis, prefix) {
+  const limiter = createRedisLimiter({ client: redis, algorithm: gcra({ limit: 5, periodMs: 10_000 }), prefix });
+  for (let i = 0; i < 5; i++) check((await limiter.limit('k')).allowed, `Sluice admission ${i + 1} of 5`);
+  const denied = await limiter.limit('k');
+  check(!denied.allowed && denied.retryAfterMs > 0 && denied.retryAfterMs <= 2000, 'Sluice denies the 6th request');
+}
+
+async function checkRlf(redis, prefix) {
+  const limiter = new RateLimiterRedis({ storeClient: redis, points: 5, duration: 10, keyPrefix: prefix });
+  for (let i = 0; i < 5; i++) await limiter.consume('k');
+  const denied = await limiter.consume('k').then(
+    () => undefined,
+    (res) => res,
+  );
+  check(denied?.remainingPoints === 0, 'RateLimiterRedis denies the 6th request');
+}
+
+/** One variant in a fresh process: a correctness check, a warm-up, then the timed decisions. */
+async function measureVariant(kind, implementation) {
+  const redis = new Redis(process.env.BENCH_REDIS_URL, { maxRetriesPerRequest: 1 });
+  const decide = await IMPLEMENTATIONS[implementation].create(redis, `bench:${process.pid}:`);
+  for (let i = 0; i < 1000; i++) await decide(`warm:${i}`);
+  const before = await readCommandStats(redis);
+  const result = kind === 'latency' ? await sequential(decide) : await inFlight(decide);
+  const after = await readCommandStats(redis);
+  return {
+    ...result,
+    roundTripsPerDecision: roundTripsBetween(before, after) / result.decisions,
+    // The INFO that took `before` was issued on this connection after the warm-up: not a decision.
+    commandsPerDecision: commandsBetween(before, after) / result.decisions,
+  };
+}
+
+async function sequential(decide) {
+  const micros = new Float64Array(SEQUENTIAL);
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const started = performance.now();
+    const decision = await decide(`user:${i % KEYSPACE}`);
+    micros[i] = (performance.now() - started) * 1000;
+    if (decision.allowed === false) throw new Error('a timed decision was denied');
+  }
+  micros.sort();
+  const at = (q) => micros[Math.min(SEQUENTIAL - 1, Math.floor(q * SEQUENTIAL))];
+  return {
+    decisions: SEQUENTIAL,
+    p50Us: at(0.5),
+    p99Us: at(0.99),
+    meanUs: micros.reduce((a, b) => a + b, 0) / SEQUENTIAL,
+  };
+}
+
+async function inFlight(decide) {
+  let issued = 0;
+  const worker = async () => {
+    while (issued < THROUGHPUT_DECISIONS) await decide(`user:${issued++ % KEYSPACE}`);
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  return { decisions: THROUGHPUT_DECISIONS, decisionsPerSecond: THROUGHPUT_DECISIONS / seconds };
+}
+
+/** MEMORY USAGE of one key, and used_memory per key over SIZED_KEYS keys, on an empty server. */
+async function bytesPerKey(redis, implementation) {
+  await redis.flushall();
+  const prefix = implementation === 'sluice' ? 'sluice:gcra:' : 'rlflx';
+  // 100 per hour: each key, decided once, lives 36 s (GCRA) or an hour (fixed window).
+  const decide = await IMPLEMENTATIONS[implementation].create(redis, prefix, 100);
+  await redis.flushall(); // drop the correctness check's keys
+  const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1]);
+  const before = await usedMemory();
+  let next = 0;
+  const worker = async () => {
+    while (next < SIZED_KEYS) await decide(`user:${next++}`);
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  const after = await usedMemory();
+  check((await redis.dbsize()) === SIZED_KEYS, `${SIZED_KEYS} keys stored`);
+  const [sample] = await redis.keys(implementation === 'sluice' ? 'sluice:gcra:{user:12345}' : 'rlflx:user:12345');
+  check(sample !== undefined, 'the sample key exists');
+  return {
+    sampleKey: sample,
+    keyNameBytes: Buffer.byteLength(sample),
+    memoryUsage: await redis.memory('USAGE', sample),
+    usedMemoryPerKey: (after - before) / SIZED_KEYS,
+    ttlSet: (await redis.pttl(sample)) > 0,
+  };
+}
+
+const VARIANTS = ['latency', 'throughput'].flatMap((kind) =>
+  Object.keys(IMPLEMENTATIONS).map((name) => `${kind}:${name}`),
+);
+
+const variant = variantName();
+if (variant !== undefined) {
+  const [kind, implementation] = variant.split(':');
+  sendResult(await measureVariant(kind, implementation));
+} else {
+  await withRedisServer(main);
+}
+
+async function main(server) {
+  const file = fileURLToPath(import.meta.url);
+  const timed = await runVariants(file, VARIANTS, {
+    rounds: ROUNDS,
+    env: { ...process.env, BENCH_REDIS_URL: server.url },
+  });
+  const redis = new Redis(server.url);
+  const sized = {};
+  for (const name of Object.keys(IMPLEMENTATIONS)) sized[name] = await bytesPerKey(redis, name);
+  redis.disconnect();
+
+  const of = (kind, name, field) => median(timed.get(`${kind}:${name}`).map((r) => r[field]));
+  const env = environment({ 'redis-server': server.version });
+  console.log('## Redis store\n');
+  console.log(`${formatEnvironment(env)}\n`);
+  console.log(
+    `Both on one ioredis connection per process, against one redis-server on loopback. Sequential: ${formatInteger(SEQUENTIAL)} ` +
+      `awaited decisions; in flight: ${formatInteger(THROUGHPUT_DECISIONS)} decisions, ${formatInteger(IN_FLIGHT)} at a time. ` +
+      `Medians of ${ROUNDS} fresh processes in alternating order. Round trips and commands from INFO commandstats deltas.\n`,
+  );
+  const names = Object.keys(IMPLEMENTATIONS);
+  console.log(
+    formatTable(
+      [
+        { header: 'implementation' },
+        { header: 'sequential p50, µs', align: 'right' },
+        { header: 'p99, µs', align: 'right' },
+        { header: `${formatInteger(IN_FLIGHT)} in flight, decisions/s`, align: 'right' },
+        { header: 'round trips / decision', align: 'right' },
+        { header: 'commands / decision', align: 'right' },
+      ],
+      names.map((name) => [
+        IMPLEMENTATIONS[name].label,
+        of('latency', name, 'p50Us').toFixed(1),
+        of('latency', name, 'p99Us').toFixed(1),
+        formatInteger(of('throughput', name, 'decisionsPerSecond')),
+        of('latency', name, 'roundTripsPerDecision').toFixed(3),
+        of('latency', name, 'commandsPerDecision').toFixed(2),
+      ]),
+    ),
+  );
+  const latencyRatio = of('latency', 'rlf', 'p50Us') / of('latency', 'sluice', 'p50Us');
+  const throughputRatio =
+    of('throughput', 'sluice', 'decisionsPerSecond') / of('throughput', 'rlf', 'decisionsPerSecond');
+  console.log(
+    `\nSluice ÷ RateLimiterRedis: p50 latency ${(1 / latencyRatio).toFixed(2)}×, throughput ${throughputRatio.toFixed(2)}× ` +
+      '(RateLimiterRedis is a fixed window: INCRBY + PTTL; Sluice is GCRA: GET + SET with a TTL).\n',
+  );
+  console.log(
+    `Bytes per key: MEMORY USAGE of one key; used_memory after − before ${formatInteger(SIZED_KEYS)} keys (includes the hash tables).\n`,
+  );
+  console.log(
+    formatTable(
+      [
+        { header: 'store' },
+        { header: 'key' },
+        { header: 'key name, B', align: 'right' },
+        { header: 'MEMORY USAGE, B', align: 'right' },
+        { header: 'used_memory Δ / key, B', align: 'right' },
+      ],
+      names.map((name) => [
+        IMPLEMENTATIONS[name].label.split(',')[0],
+        `\`${sized[name].sampleKey}\``,
+        String(sized[name].keyNameBytes),
+        String(sized[name].memoryUsage),
+        sized[name].usedMemoryPerKey.toFixed(1),
+      ]),
+    ),
+  );
+  const usage = sized.sluice.memoryUsage;
+  console.log(`\nTarget: Redis key ≤ 72 B (MEMORY USAGE): ${usage} B (${usage <= 72 ? 'met' : 'missed'}).\n`);
+
+  const path = saveResults('redis', {
+    environment: env,
+    method: {
+      limit: LIMIT,
+      periodMs: PERIOD_MS,
+      rounds: ROUNDS,
+      sequential: SEQUENTIAL,
+      inFlight: IN_FLIGHT,
+      throughputDecisions: THROUGHPUT_DECISIONS,
+      keyspace: KEYSPACE,
+      sizedKeys: SIZED_KEYS,
+    },
+    decisions: Object.fromEntries(
+      names.map((name) => [
+        name,
+        {
+          sequentialP50Us: of('latency', name, 'p50Us'),
+          sequentialP99Us: of('latency', name, 'p99Us'),
+          decisionsPerSecondInFlight: of('throughput', name, 'decisionsPerSecond'),
+          roundTripsPerDecision: of('latency', name, 'roundTripsPerDecision'),
+          commandsPerDecision: of('latency', name, 'commandsPerDecision'),
+          rounds: { latency: timed.get(`latency:${name}`), throughput: timed.get(`throughput:${name}`) },
+        },
+      ]),
+    ),
+    bytesPerKey: sized,
+    targets: { redisKeyBytes: { target: 72, measured: usage } },
+  });
+  console.log(`Saved ${path}\n`);
+}
