@@ -21,10 +21,11 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  *
  * State is two numbers per key: the count and the window's end (ms); 0 is a fresh key.
  *
- * Guarantees: at most `limit` units per window. Boundary behaviour: a window's `limit` may be
- * spent at its last millisecond and the next window's `limit` at the first millisecond after,
- * so up to 2 × limit units pass within 2 ms, and over any interval of length Δ at most
- * `limit × (⌈Δ / windowMs⌉ + 1)`. `retryAfterMs` is exact: the time until the window closes.
+ * Guarantees: at most `limit` units per window. Boundary behaviour: all of a window but its
+ * opening request may be spent at its last millisecond and the next window's `limit` at the
+ * first millisecond after, so up to 2 × limit − 1 units pass within 2 ms (and within any
+ * `windowMs`); over any interval of length Δ at most `limit × (⌈Δ / windowMs⌉ + 1)`.
+ * `retryAfterMs` is exact: the time until the window closes.
  *
  * Pros: the cheapest state; a quota that is easy to explain ("100 per minute, resets 60 s after
  * your first request"). Cons: the 2 × limit boundary burst; no gradual refill.
