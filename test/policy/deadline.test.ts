@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TIMED_OUT, withDeadline } from '../../src/policy/deadline.js';
+import { startRedis } from '../support/redis-server.js';
 
 function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -43,6 +44,24 @@ describe('withDeadline', () => {
       expect(unhandled).toEqual([]);
     } finally {
       process.off('unhandledRejection', listener);
+    }
+  });
+});
+
+describe('withDeadline after a stall of this process (real redis-server)', () => {
+  it('a reply that arrived while the event loop was blocked past the deadline still wins', async () => {
+    const redis = await startRedis();
+    try {
+      const client = redis.connect();
+      await client.ping();
+      for (let i = 0; i < 5; i++) {
+        const outcome = withDeadline(client.ping(), 20, () => {});
+        const blockUntil = performance.now() + 100; // Redis answers meanwhile; the timer is due too
+        while (performance.now() < blockUntil) {}
+        expect(await outcome).toBe('PONG');
+      }
+    } finally {
+      await redis.stop();
     }
   });
 });
