@@ -294,8 +294,9 @@ describe('fault tests (real redis-server)', () => {
     const roundRobin = async (members: typeof instances, key: string, attempts: number) => {
       const admitted = members.map(() => 0);
       for (let n = 0; n < attempts; n++) {
-        const decision = await members[n % members.length]?.limiter.limit(key);
-        if (decision?.allowed) admitted[n % members.length]++;
+        const i = n % members.length;
+        const decision = await members[i]?.limiter.limit(key);
+        if (decision?.allowed) admitted[i] = (admitted[i] as number) + 1;
       }
       return admitted;
     };
