@@ -1,30 +1,33 @@
 import { ConfigError } from '../../errors.js';
+import { fromIoredis, isIoredis, isIoredisCluster } from './clients/ioredis.js';
+import { fromNodeRedis, isNodeRedis, isNodeRedisCluster } from './clients/node-redis.js';
 import type { ScriptClient } from './script.js';
 
-/** The shape of an ioredis (or iovalkey) `Redis` or `Cluster` client that Sluice uses. */
-export interface IoredisLike {
-  evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
-  eval(source: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
-}
+export { fromIoredis, type IoredisLike } from './clients/ioredis.js';
+export { fromNodeRedis, type NodeRedisEvalOptions, type NodeRedisLike } from './clients/node-redis.js';
 
-/** Adapts an ioredis-style client (positional `numKeys, ...keys, ...args`). */
-export function fromIoredis(client: IoredisLike): ScriptClient {
-  return {
-    evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
-    eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
-  };
+/**
+ * The one place that tells clients apart. Accepts an ioredis or iovalkey client (`Redis`,
+ * `Redis` with `sentinels`, `Cluster`), a node-redis client (`createClient`, `createCluster`,
+ * `createSentinel`), or a {@link ScriptClient} (returned as is).
+ * @throws {ConfigError} when `client` is none of these.
+ */
+export function toScriptClient(client: unknown): ScriptClient {
+  if (typeof client === 'object' && client !== null) {
+    if (isIoredis(client)) return fromIoredis(client);
+    if (isNodeRedis(client)) return fromNodeRedis(client);
+    const candidate = client as Partial<ScriptClient>;
+    if (typeof candidate.evalsha === 'function' && typeof candidate.eval === 'function') return client as ScriptClient;
+  }
+  throw new ConfigError('client must be an ioredis, iovalkey or node-redis client, or a ScriptClient');
 }
 
 /**
- * Accepts either a {@link ScriptClient} or an ioredis-style client.
- * @throws {ConfigError} when `client` is neither.
+ * Whether `client` is a Redis Cluster client (ioredis/iovalkey `Cluster`, node-redis
+ * `createCluster`), whose multi-key script calls must keep every key in one hash slot.
+ * A {@link ScriptClient} cannot say; it counts as not clustered.
  */
-export function toScriptClient(client: unknown): ScriptClient {
-  const candidate = client as { evalsha?: unknown; eval?: unknown; options?: unknown; isCluster?: unknown } | null;
-  if (candidate && typeof candidate.evalsha === 'function' && typeof candidate.eval === 'function') {
-    // ioredis clients carry `options` (Redis) or `isCluster` (Cluster); a ScriptClient carries neither.
-    if ('options' in candidate || 'isCluster' in candidate) return fromIoredis(client as IoredisLike);
-    return client as ScriptClient;
-  }
-  throw new ConfigError('client must be an ioredis/iovalkey client or a ScriptClient');
+export function isClusterClient(client: unknown): boolean {
+  if (typeof client !== 'object' || client === null) return false;
+  return isIoredisCluster(client) || isNodeRedisCluster(client);
 }

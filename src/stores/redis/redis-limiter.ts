@@ -2,9 +2,10 @@ import type { Algorithm } from '../../algorithms/types.js';
 import type { Decision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
 import type { Limiter } from '../../limiter.js';
-import { checkKey, costOf } from '../../validate.js';
-import { toScriptClient } from './client.js';
-import { defineScript, runScript, type ScriptClient } from './script.js';
+import { checkKey, costOf, requireInteger } from '../../validate.js';
+import { type Batcher, type BatchOptions, createBatcher } from './batch.js';
+import { isClusterClient, toScriptClient } from './client.js';
+import { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';
 import { scripts } from './scripts/index.js';
 
 /** Options of {@link createRedisLimiter}. */
@@ -24,6 +25,14 @@ export interface RedisLimiterOptions {
    * function returning epoch milliseconds (tests). Stored time never moves backwards either way.
    */
   clock?: 'server' | 'client' | (() => number);
+  /**
+   * Exact decision batching: decisions for any keys that arrive in the same event-loop turn
+   * go out as one script call (per Cluster hash slot on a Cluster client), which decides them
+   * in arrival order, atomically; the admissions are those of one call per decision, in fewer
+   * round trips. `true` for the defaults, or {@link BatchOptions}. Default off: one call per
+   * decision, sent at once.
+   */
+  batch?: boolean | BatchOptions;
 }
 
 /**
@@ -45,13 +54,16 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     throw new ConfigError("clock must be 'server', 'client' or a function returning epoch ms");
   }
   const params = algorithm.scriptParams;
+  const batcher = batcherOf(client, script, options);
 
   const call = async (key: string, cost: number, commit: boolean): Promise<Decision> => {
     checkKey(key);
     const now = clock ? String(Math.floor(clock())) : '';
     let reply: unknown;
     try {
-      reply = await runScript(client, script, [`${prefix}{${key}}`], [now, ...params, cost, commit ? 1 : 0]);
+      reply = batcher
+        ? await batcher.decide(`${prefix}{${key}}`, now, cost, commit)
+        : await runScript(client, script, [`${prefix}{${key}}`], [now, ...params, cost, commit ? 1 : 0]);
     } catch (error) {
       throw new StoreUnavailableError(`Redis could not decide for '${algorithm.name}'`, error);
     }
@@ -68,14 +80,32 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     },
     async reset(key) {
       checkKey(key);
+      // Decisions queued before the reset are applied before it, as they would be unbatched.
+      await batcher?.drain();
       try {
         await runScript(client, resetScript, [`${prefix}{${key}}`], []);
       } catch (error) {
         throw new StoreUnavailableError('Redis could not reset the key', error);
       }
     },
-    close: () => Promise.resolve(),
+    close: async () => {
+      await batcher?.drain();
+    },
   };
+}
+
+function batcherOf(client: ScriptClient, script: LuaScript, options: RedisLimiterOptions): Batcher | undefined {
+  const { batch } = options;
+  if (batch === undefined || batch === false) return undefined;
+  const settings: BatchOptions = batch === true ? {} : batch;
+  if (typeof settings !== 'object' || settings === null)
+    throw new ConfigError('batch must be a boolean or BatchOptions');
+  const bySlot = settings.bySlot ?? isClusterClient(options.client);
+  if (typeof bySlot !== 'boolean') throw new ConfigError('batch.bySlot must be a boolean');
+  return createBatcher(client, script, options.algorithm.scriptParams, {
+    maxDecisions: requireInteger('batch.maxDecisions', settings.maxDecisions ?? 256),
+    bySlot,
+  });
 }
 
 const resetScript = defineScript("return redis.call('DEL', KEYS[1])");

@@ -1,0 +1,79 @@
+import { hashTagForSlot, keySlot } from '../keyslot.js';
+import type { ScriptClient } from '../script.js';
+
+/** Options of node-redis's `evalSha` / `eval`: keys and arguments as strings. */
+export interface NodeRedisEvalOptions {
+  keys: string[];
+  arguments: string[];
+}
+
+/**
+ * The shape of a node-redis (v4/v5, package `redis`) client Sluice uses: `createClient()` and
+ * `createSentinel()` carry `evalSha(sha, { keys, arguments })`; `createCluster()` too, and
+ * `sendCommand(firstKey, isReadonly, args)`, which Sluice uses to route each call itself.
+ */
+export interface NodeRedisLike {
+  evalSha(sha: string, options: NodeRedisEvalOptions): Promise<unknown>;
+  eval(source: string, options: NodeRedisEvalOptions): Promise<unknown>;
+}
+
+/** The routing entry of node-redis's `createCluster()` client. */
+export interface NodeRedisClusterLike extends NodeRedisLike {
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+}
+
+/** Adapts a node-redis client. node-redis sends only string arguments, so numbers are written out. */
+export function fromNodeRedis(client: NodeRedisLike): ScriptClient {
+  if (isNodeRedisCluster(client)) return fromNodeRedisCluster(client);
+  const options = (keys: readonly string[], args: readonly (string | number)[]): NodeRedisEvalOptions => ({
+    keys: keys as string[],
+    arguments: args.map(String),
+  });
+  return {
+    evalsha: (sha, keys, args) => client.evalSha(sha, options(keys, args)),
+    eval: (source, keys, args) => client.eval(source, options(keys, args)),
+  };
+}
+
+/**
+ * A cluster client routes a call by the slot of a key it names. node-redis computes that slot
+ * with cluster-key-slot 1.1, which differs from Redis for a key whose first `{` is followed at
+ * once by `}` (Redis then hashes the whole key); MOVED sends it back to the same wrong node
+ * until the call fails. For such keys Sluice names a stand-in `{tag}` of the right slot.
+ */
+function fromNodeRedisCluster(client: NodeRedisClusterLike): ScriptClient {
+  const send = (command: string, script: string, keys: readonly string[], args: readonly (string | number)[]) => {
+    const first = keys[0];
+    return client.sendCommand(first === undefined ? undefined : routingKey(first), false, [
+      command,
+      script,
+      String(keys.length),
+      ...keys,
+      ...args.map(String),
+    ]);
+  };
+  return {
+    evalsha: (sha, keys, args) => send('EVALSHA', sha, keys, args),
+    eval: (source, keys, args) => send('EVAL', source, keys, args),
+  };
+}
+
+function routingKey(key: string): string {
+  const open = key.indexOf('{');
+  return open !== -1 && key.charCodeAt(open + 1) === 0x7d ? `{${hashTagForSlot(keySlot(key))}}` : key;
+}
+
+/** Whether `client` looks like a node-redis client (camel-cased `evalSha`, plus `sendCommand`). */
+export function isNodeRedis(client: object): client is NodeRedisLike {
+  const candidate = client as { evalSha?: unknown; eval?: unknown; sendCommand?: unknown };
+  return (
+    typeof candidate.evalSha === 'function' &&
+    typeof candidate.eval === 'function' &&
+    typeof candidate.sendCommand === 'function'
+  );
+}
+
+/** Whether a node-redis client is a cluster client (`createCluster()`), which routes by slot. */
+export function isNodeRedisCluster(client: object): client is NodeRedisClusterLike {
+  return typeof (client as { getSlotRandomNode?: unknown }).getSlotRandomNode === 'function';
+}

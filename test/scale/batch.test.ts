@@ -1,0 +1,191 @@
+import fc from 'fast-check';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Decision, gcra, type Limiter } from '../../src/index.js';
+import { createRedisLimiter, type ScriptClient } from '../../src/redis.js';
+import { scripts } from '../../src/stores/redis/scripts/index.js';
+import { manualClock, profiles, runConformance } from '../../src/testing/index.js';
+import { type RedisServer, startRedis } from '../support/redis-server.js';
+import { scriptCallsBetween, serverStats } from './support.js';
+
+let server: RedisServer;
+let connections: Redis[];
+let admin: Redis;
+
+beforeAll(async () => {
+  server = await startRedis();
+  connections = [0, 1, 2, 3].map(() => server.connect());
+  admin = server.connect();
+});
+afterAll(() => server.stop());
+
+const stats = () => serverStats([admin]);
+let prefixes = 0;
+const prefix = () => `batch${++prefixes}:`;
+
+runConformance({
+  name: 'redis store (ioredis), batched',
+  test: { describe, it },
+  create: (algorithm, clock, connection) =>
+    createRedisLimiter({ client: connections[connection], algorithm, clock: clock.now, batch: true }),
+});
+
+/** One request of a schedule: which key, what cost, peek or limit, and time passing before it. */
+interface Request {
+  key: string;
+  cost: number;
+  peek: boolean;
+  advanceMs: number;
+}
+
+const request = fc.record({
+  key: fc.constantFrom('a', 'b', 'c', 'd'),
+  cost: fc.integer({ min: 0, max: 7 }),
+  peek: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+  // Mostly the same ms (one call), sometimes a tick later inside the same turn (a new call).
+  advanceMs: fc.oneof(
+    { weight: 8, arbitrary: fc.constant(0) },
+    { weight: 2, arbitrary: fc.integer({ min: 1, max: 3000 }) },
+  ),
+});
+
+const ask = (limiter: Limiter, { key, cost, peek }: Request): Promise<Decision> =>
+  peek ? limiter.peek(key) : limiter.limit(key, { cost });
+
+describe('exact decision batching', () => {
+  for (const profile of profiles) {
+    it(`${profile.name}: turns of concurrent requests decide exactly as one awaited call per request`, async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.array(request, { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 8 }),
+          async (turns) => {
+            const algorithm = profile.build(6, 10_000);
+            const clock = manualClock();
+            const plain = createRedisLimiter({ client: connections[0], algorithm, clock: clock.now, prefix: prefix() });
+            const start = clock.now();
+            const expected: Decision[] = [];
+            for (const turn of turns) {
+              for (const r of turn) {
+                clock.advance(r.advanceMs);
+                expected.push(await ask(plain, r));
+              }
+              clock.advance(500);
+            }
+            const replay = manualClock(start);
+            const batchedOnReplay = createRedisLimiter({
+              client: connections[1],
+              algorithm,
+              clock: replay.now,
+              prefix: prefix(),
+              batch: { maxDecisions: 7 },
+            });
+            const actual: Decision[] = [];
+            for (const turn of turns) {
+              // Every request of a turn is asked before any reply: they reach the batcher in one turn.
+              const pending = turn.map((r) => {
+                replay.advance(r.advanceMs);
+                return ask(batchedOnReplay, r);
+              });
+              actual.push(...(await Promise.all(pending)));
+              replay.advance(500);
+            }
+            await batchedOnReplay.close();
+            expect(actual).toEqual(expected);
+          },
+        ),
+        { numRuns: 30 },
+      );
+    });
+  }
+
+  it('sends 1,000 decisions over 1,000 keys in one turn as ⌈1000 / maxDecisions⌉ calls; plain sends 1,000', async () => {
+    await admin.script('LOAD', (scripts.gcra as { source: string }).source);
+    const algorithm = gcra({ limit: 10, periodMs: 60_000 });
+    const keys = Array.from({ length: 1000 }, (_, i) => `key-${i}`);
+    for (const [batch, calls] of [
+      [false, 1000],
+      [true, 4],
+      [{ maxDecisions: 1000 }, 1],
+      [{ maxDecisions: 1 }, 1000],
+    ] as const) {
+      const limiter = createRedisLimiter({ client: connections[2], algorithm, prefix: prefix(), batch });
+      const before = await stats();
+      const decisions = await Promise.all(keys.map((key) => limiter.limit(key, { cost: 3 })));
+      expect(scriptCallsBetween(before, await stats()), JSON.stringify(batch)).toBe(calls);
+      expect(decisions.every((d) => d.allowed && d.remaining === 7)).toBe(true);
+    }
+  });
+
+  it('never sends more than one call per decision, even one decision per turn', async () => {
+    const limiter = createRedisLimiter({
+      client: connections[2],
+      algorithm: gcra({ limit: 10, periodMs: 60_000 }),
+      prefix: prefix(),
+      batch: true,
+    });
+    const before = await stats();
+    for (let i = 0; i < 50; i++) await limiter.limit(`k${i % 5}`);
+    expect(scriptCallsBetween(before, await stats())).toBe(50);
+  });
+
+  it('applies decisions queued before a reset before the reset', async () => {
+    const limiter = createRedisLimiter({
+      client: connections[3],
+      algorithm: gcra({ limit: 5, periodMs: 60_000 }),
+      prefix: prefix(),
+      batch: true,
+    });
+    const queued = [limiter.limit('k', { cost: 5 }), limiter.limit('k')];
+    await limiter.reset('k');
+    expect((await Promise.all(queued)).map((d) => d.allowed)).toEqual([true, false]);
+    expect((await limiter.limit('k', { cost: 5 })).allowed).toBe(true);
+  });
+
+  it('rejects only the invalid call of a turn; the others are decided', async () => {
+    const limiter = createRedisLimiter({
+      client: connections[3],
+      algorithm: gcra({ limit: 5, periodMs: 60_000 }),
+      prefix: prefix(),
+      batch: true,
+    });
+    const results = await Promise.allSettled([
+      limiter.limit('ok'),
+      limiter.limit('', {}),
+      limiter.limit('ok', { cost: -1 }),
+      limiter.limit('ok', { cost: 2 }),
+    ]);
+    expect(
+      results.map((r) => (r.status === 'fulfilled' ? r.value.remaining : (r.reason as { code: string }).code)),
+    ).toEqual([4, 'ERR_SLUICE_INVALID_KEY', 'ERR_SLUICE_INVALID_COST', 2]);
+  });
+
+  it('rejects every decision of a call the store fails or answers wrongly with StoreUnavailableError', async () => {
+    const algorithm = gcra({ limit: 5, periodMs: 60_000 });
+    const answering = (reply: unknown): ScriptClient => ({ evalsha: async () => reply, eval: async () => reply });
+    for (const client of [
+      answering([1, 4, 0, 0]),
+      answering('OK'),
+      { evalsha: () => Promise.reject(new Error('ECONNRESET')), eval: () => Promise.reject(new Error('ECONNRESET')) },
+    ]) {
+      const limiter = createRedisLimiter({ client, algorithm, batch: true });
+      const results = await Promise.allSettled([limiter.limit('a'), limiter.limit('b'), limiter.limit('c')]);
+      expect(results.map((r) => r.status === 'rejected' && (r.reason as { code: string }).code)).toEqual([
+        'ERR_SLUICE_STORE_UNAVAILABLE',
+        'ERR_SLUICE_STORE_UNAVAILABLE',
+        'ERR_SLUICE_STORE_UNAVAILABLE',
+      ]);
+    }
+  });
+
+  it('recovers from SCRIPT FLUSH: a batched turn right after a flush is decided in full', async () => {
+    const limiter = createRedisLimiter({
+      client: connections[0],
+      algorithm: gcra({ limit: 3, periodMs: 60_000 }),
+      prefix: prefix(),
+      batch: true,
+    });
+    await admin.script('FLUSH');
+    const decisions = await Promise.all(Array.from({ length: 100 }, (_, i) => limiter.limit(`k${i % 20}`)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(60);
+  });
+});

@@ -1,0 +1,46 @@
+import { randomInt } from 'node:crypto';
+import { type CommandStats, parseCommandStats, roundTripsBetween } from '../../src/fleet/commandstats.js';
+
+/** Anything with ioredis's `info(section)`. */
+interface InfoClient {
+  info(section: string): Promise<string>;
+}
+
+/** Server-side counters summed over `nodes`: command calls and error replies by prefix. */
+export interface ServerStats {
+  commands: CommandStats;
+  /** `INFO errorstats`: error replies by their first word (NOSCRIPT, ASK, MOVED, TRYAGAIN, CROSSSLOT…). */
+  errors: ReadonlyMap<string, number>;
+}
+
+export async function serverStats(nodes: readonly InfoClient[]): Promise<ServerStats> {
+  const commands = new Map<string, number>();
+  const errors = new Map<string, number>();
+  for (const node of nodes) {
+    for (const [name, calls] of parseCommandStats(await node.info('commandstats'))) {
+      commands.set(name, (commands.get(name) ?? 0) + calls);
+    }
+    for (const match of (await node.info('errorstats')).matchAll(/^errorstat_([^:]+):count=(\d+)/gm)) {
+      errors.set(match[1] as string, (errors.get(match[1] as string) ?? 0) + Number(match[2]));
+    }
+  }
+  return { commands, errors };
+}
+
+/** Script calls (EVALSHA, EVAL…) the nodes received between two readings, NOSCRIPT replies and redirections included. */
+export function scriptCallsBetween(before: ServerStats, after: ServerStats): number {
+  return roundTripsBetween(before.commands, after.commands);
+}
+
+/** Error replies with `prefix` between two readings. */
+export function errorsBetween(before: ServerStats, after: ServerStats, prefix: string): number {
+  return (after.errors.get(prefix) ?? 0) - (before.errors.get(prefix) ?? 0);
+}
+
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_-.@/ {}é中😀';
+
+/** A random identifier of 1..40 characters, hash-tag braces, spaces and non-ASCII included. */
+export function randomIdentifier(): string {
+  const characters = [...ALPHABET];
+  return Array.from({ length: 1 + randomInt(40) }, () => characters[randomInt(characters.length)]).join('');
+}
