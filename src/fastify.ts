@@ -1,0 +1,2 @@
+export { rateLimit } from './http/adapters/fastify.js';
+export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from './http/options.js';

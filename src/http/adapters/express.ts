@@ -1,0 +1,29 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createHttpLimiter } from '../core.js';
+import type { HttpLimitOptions } from '../options.js';
+import { nodeFacts, sendNodeResponse, setNodeHeaders } from './node.js';
+
+/** The parts of an Express 4/5 request the adapter reads (structural, so no @types/express is needed). */
+export type ExpressRequest = IncomingMessage & { originalUrl?: string; route?: { path?: unknown } };
+
+/** An Express 4 or 5 middleware function. */
+export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
+
+/**
+ * Express 4/5 middleware: `app.use(rateLimit({ limiter }))`, or per route
+ * `app.post('/login', rateLimit({ ... }), handler)` (then `routeId` is the route pattern).
+ * Reads the socket address and its own `trustProxy`, not Express's `trust proxy` setting.
+ * Errors of user functions go to `next(error)`.
+ * @throws {ConfigError} on invalid options.
+ */
+export function rateLimit(options: HttpLimitOptions<ExpressRequest>): ExpressMiddleware {
+  const limiter = createHttpLimiter(options);
+  return (req, res, next) => {
+    const routeId = typeof req.route?.path === 'string' ? req.route.path : undefined;
+    limiter.check(nodeFacts(req, req.originalUrl ?? req.url, routeId)).then((verdict) => {
+      if (verdict.action === 'respond') return sendNodeResponse(res, verdict.response);
+      setNodeHeaders(res, verdict.headers);
+      next();
+    }, next);
+  };
+}

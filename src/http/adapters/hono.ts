@@ -1,0 +1,45 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { ConfigError } from '../../errors.js';
+import { createHttpLimiter } from '../core.js';
+import type { HttpLimitOptions } from '../options.js';
+
+/** Options of the Hono adapter: the shared options plus how to read the client's socket address. */
+export interface HonoRateLimitOptions extends HttpLimitOptions<Context> {
+  /**
+   * The socket peer address, which the web-standard `Request` does not carry. On Node:
+   * `(c) => getConnInfo(c).remote.address` with `getConnInfo` from `@hono/node-server/conninfo`
+   * (`hono/bun`, `hono/deno`, `hono/cloudflare-workers` export the same helper).
+   */
+  clientAddress: (c: Context) => string | undefined;
+}
+
+/**
+ * Hono middleware over the web-standard `Request`, so it runs on any runtime Hono does:
+ * `app.use(rateLimit({ limiter, clientAddress }))`. Errors of user functions reject into
+ * Hono's `onError`.
+ * @throws {ConfigError} on invalid options (including a missing `clientAddress`).
+ */
+export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
+  const { clientAddress } = options;
+  if (typeof clientAddress !== 'function') {
+    throw new ConfigError('clientAddress is required: a function (c) => socket address, e.g. from getConnInfo');
+  }
+  const limiter = createHttpLimiter(options);
+  return async (c, next) => {
+    const verdict = await limiter.check({
+      request: c,
+      method: c.req.method,
+      path: c.req.path,
+      header: (name) => c.req.header(name),
+      remoteAddress: clientAddress(c),
+    });
+    if (verdict.action === 'respond') {
+      const { status, headers, body } = verdict.response;
+      return new Response(body, { status, headers: headers as [string, string][] });
+    }
+    await next();
+    // After next(): Hono copies headers into a finalized Response (set before, a handler returning
+    // its own `new Response()` would drop them).
+    for (const [name, value] of verdict.headers) c.header(name, value);
+  };
+}

@@ -1,0 +1,179 @@
+import type { Decision, FailureMode, LimitOptions } from '../decision.js';
+import type { Limiter } from '../limiter.js';
+
+/**
+ * A limiter as the HTTP layer calls it: one whose algorithm can undo a charge exactly (GCRA,
+ * token bucket) may implement `refund`; nested limits are then charged in parallel and refunded
+ * on denial instead of being read first. Every {@link Limiter} is one.
+ */
+export type RefundableLimiter = Limiter & {
+  refund?(key: string, units: number): Promise<unknown>;
+};
+
+/** One limit applied to one request. */
+export interface Charge {
+  name: string;
+  limiter: RefundableLimiter;
+  key: string;
+  cost: number;
+  /** The route's failure policy, passed to the limiter as `{ failure }`; absent: the limiter's own. */
+  failure?: FailureMode;
+}
+
+/**
+ * What happened to one limit: `charged` (spent `cost`), `denied` (spent nothing),
+ * `refunded` (spent, then given back because another limit denied), `read` (never charged,
+ * because another limit denied first: the decision is a cost-0 read of the key's state).
+ */
+export type ChargeState = 'charged' | 'denied' | 'refunded' | 'read';
+
+export interface ChargeResult extends Charge {
+  decision: Decision;
+  state: ChargeState;
+}
+
+/** How the limits of one request were charged (see {@link chargeAll}). */
+export type ChargeStrategy = 'single' | 'refund' | 'check-first';
+
+export interface ChargeOutcome {
+  allowed: boolean;
+  strategy: ChargeStrategy;
+  /** One result per charge, in the order given. */
+  results: ChargeResult[];
+}
+
+/**
+ * Charges every limit of one request, all or nothing: a request denied by any limit should be
+ * charged by none. What holds depends on the limiters:
+ *
+ * - one limit (`single`): one atomic `limit` call; exact.
+ * - every limiter has `refund` (`refund`): all `limit` calls run in parallel (one round trip);
+ *   when any denies, the admitted ones are refunded and re-read (two more, on denials only). A
+ *   denied request ends up charged by none, but between the charge and the refund a concurrent
+ *   request can see the lower budget and be denied too (over-denial for a round trip or two,
+ *   never over-admission).
+ * - otherwise (`check-first`): every key's state is read in parallel (a cost-0 `limit` call,
+ *   which spends nothing), then the limits are charged one at a time: those the reads predict
+ *   will deny first, then refundable ones, then the tightest; the first denial stops the chain
+ *   and refunds what it can. A denied request is charged by none unless another request spends
+ *   from the same keys between the read and the charge; in that race it stays charged by the
+ *   non-refundable limits charged before the one that denied. 1 + k round trips for k limits.
+ *
+ * Each charge is an atomic `limit` call, so no limit ever admits beyond its budget.
+ *
+ * A rejected call (e.g. `StoreUnavailableError`) refunds what was charged where it can, then
+ * rejects with that error. `onRefundError` hears refunds that failed (those units stay spent).
+ */
+export async function chargeAll(
+  charges: readonly Charge[],
+  onRefundError: (error: unknown, charge: Charge) => void,
+): Promise<ChargeOutcome> {
+  if (charges.length === 1) {
+    const charge = charges[0] as Charge;
+    const decision = await charge.limiter.limit(charge.key, callOptions(charge));
+    return {
+      allowed: decision.allowed,
+      strategy: 'single',
+      results: [{ ...charge, decision, state: decision.allowed ? 'charged' : 'denied' }],
+    };
+  }
+  if (charges.every((charge) => typeof charge.limiter.refund === 'function')) {
+    return chargeThenRefund(charges, onRefundError);
+  }
+  return checkFirst(charges, onRefundError);
+}
+
+async function chargeThenRefund(
+  charges: readonly Charge[],
+  onRefundError: (error: unknown, charge: Charge) => void,
+): Promise<ChargeOutcome> {
+  const settled = await Promise.allSettled(charges.map((c) => c.limiter.limit(c.key, callOptions(c))));
+  const results: ChargeResult[] = [];
+  const failures: unknown[] = [];
+  settled.forEach((outcome, index) => {
+    const charge = charges[index] as Charge;
+    if (outcome.status === 'rejected') failures.push(outcome.reason);
+    else results.push({ ...charge, decision: outcome.value, state: outcome.value.allowed ? 'charged' : 'denied' });
+  });
+  const allowed = failures.length === 0 && results.every((result) => result.decision.allowed);
+  if (!allowed) await refundCharged(results, onRefundError);
+  if (failures.length > 0) throw failures[0];
+  return { allowed, strategy: 'refund', results };
+}
+
+async function checkFirst(
+  charges: readonly Charge[],
+  onRefundError: (error: unknown, charge: Charge) => void,
+): Promise<ChargeOutcome> {
+  const reads = await Promise.all(charges.map(read));
+  const results: ChargeResult[] = charges.map((charge, index) => ({
+    ...charge,
+    decision: reads[index] as Decision,
+    state: 'read',
+  }));
+  const rank = (index: number): [number, number, number] => {
+    const slack = (reads[index] as Decision).remaining - (charges[index] as Charge).cost;
+    return [slack < 0 ? 0 : 1, typeof (charges[index] as Charge).limiter.refund === 'function' ? 0 : 1, slack];
+  };
+  const order = charges.map((_, index) => index).sort((a, b) => compareTuples(rank(a), rank(b)));
+  for (const index of order) {
+    const result = results[index] as ChargeResult;
+    let decision: Decision;
+    try {
+      decision = await result.limiter.limit(result.key, callOptions(result));
+    } catch (error) {
+      await refundCharged(results, onRefundError);
+      throw error;
+    }
+    result.decision = decision;
+    result.state = decision.allowed ? 'charged' : 'denied';
+    if (!decision.allowed) {
+      await refundCharged(results, onRefundError);
+      return { allowed: false, strategy: 'check-first', results };
+    }
+  }
+  return { allowed: true, strategy: 'check-first', results };
+}
+
+/** Refunds every charged result whose limiter can refund, then reads its state again. */
+async function refundCharged(
+  results: ChargeResult[],
+  onRefundError: (error: unknown, charge: Charge) => void,
+): Promise<void> {
+  await Promise.all(
+    results.map(async (result) => {
+      if (result.state !== 'charged' || result.cost === 0 || typeof result.limiter.refund !== 'function') return;
+      try {
+        await result.limiter.refund(result.key, result.cost);
+      } catch (error) {
+        onRefundError(error, result);
+        return;
+      }
+      result.state = 'refunded';
+      result.decision = await read(result).catch(() => ({
+        ...result.decision,
+        remaining: Math.min(result.decision.limit, result.decision.remaining + result.cost),
+      }));
+    }),
+  );
+}
+
+function callOptions(charge: Charge, cost = charge.cost): LimitOptions {
+  return charge.failure ? { cost, failure: charge.failure } : { cost };
+}
+
+/**
+ * The key's state now, spending nothing: a cost-0 `limit` call. Unlike `peek`, which answers
+ * for one hypothetical unit, its `resetAfterMs` is the key's own.
+ */
+function read(charge: Charge): Promise<Decision> {
+  return charge.limiter.limit(charge.key, callOptions(charge, 0));
+}
+
+function compareTuples(a: readonly number[], b: readonly number[]): number {
+  for (let index = 0; index < a.length; index++) {
+    const difference = (a[index] as number) - (b[index] as number);
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}
