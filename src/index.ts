@@ -12,6 +12,10 @@ export {
   SluiceError,
   StoreUnavailableError,
 } from './errors.js';
+export { createLeasedLimiter, type LeasedLimiter } from './lease/leased-limiter.js';
+export type { LeasedLimiterOptions } from './lease/options.js';
+export { emissionIntervalMs } from './lease/remote-model.js';
+export type { LeaseStats } from './lease/stats.js';
 export { type Clock, type Limiter, monotonicClock, type SyncLimiter } from './limiter.js';
 export {
   createMemoryLimiter,

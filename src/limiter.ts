@@ -19,6 +19,17 @@ export interface Limiter {
   peek(key: string): Promise<Decision>;
   /** Forgets `key`, so its next request sees a fresh key. */
   reset(key: string): Promise<void>;
+  /**
+   * Gives back `units` of `key` that were admitted and never used: the key's state moves back as
+   * if `units` fewer had been admitted, never past fresh (a key can not hold more than `limit`).
+   * Leasing (`createLeasedLimiter`) returns unspent quota this way. Present only when the
+   * algorithm can take a refund (GCRA, token bucket: `algorithm.refund`); absent otherwise.
+   *
+   * Rejects with {@link InvalidKeyError}, {@link InvalidCostError} (units not a non-negative safe
+   * integer) or {@link StoreUnavailableError}, like `limit`. A key the store does not hold is
+   * already fresh, so a refund to it changes nothing.
+   */
+  refund?(key: string, units: number): Promise<void>;
   /** Releases timers and connections the limiter owns. Idempotent. */
   close(): Promise<void>;
 }

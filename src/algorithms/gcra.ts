@@ -67,5 +67,9 @@ export function gcra(options: GcraOptions): Algorithm {
     freshAtMs(state, offset) {
       return Math.ceil((state[offset] as number) / 1000);
     },
+    refund(state, offset, nowMs, units) {
+      // TAT moves back by units × T; a TAT at or before now is already a fresh key.
+      state[offset] = Math.max((state[offset] as number) - units * intervalUs, nowMs * 1000);
+    },
   };
 }

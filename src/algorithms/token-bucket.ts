@@ -80,6 +80,13 @@ export function tokenBucket(options: TokenBucketOptions): Algorithm {
     freshAtMs(state, offset) {
       return (state[offset + 1] as number) + ceilDiv(state[offset] as number, refill);
     },
+    refund(state, offset, nowMs, units) {
+      // Refill up to now first, then take units × unit off the deficit; 0 is a full bucket.
+      const lastMs = state[offset + 1] as number;
+      const t = Math.max(nowMs, lastMs);
+      state[offset] = Math.max(0, refilled(state[offset] as number, t - lastMs) - units * unit);
+      state[offset + 1] = t;
+    },
   };
 }
 

@@ -33,4 +33,11 @@ export interface Algorithm {
   decide(state: Float64Array, offset: number, nowMs: number, cost: number, commit: boolean): Decision;
   /** The time (ms) from which the state at `offset` is indistinguishable from a fresh key. */
   freshAtMs(state: Float64Array, offset: number): number;
+  /**
+   * Gives back `units` that were admitted and never used (leasing returns unspent quota): the
+   * state moves back as if `units` fewer had been admitted, but never past fresh, so a refund
+   * can not create quota the key did not spend. Present only on algorithms whose state is a
+   * rate (GCRA, token bucket); windows and logs cannot tell which admission to undo.
+   */
+  refund?(state: Float64Array, offset: number, nowMs: number, units: number): void;
 }

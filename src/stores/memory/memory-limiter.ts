@@ -70,6 +70,13 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     checkKey(key);
     table.delete(key);
   };
+  const refund = algorithm.refund;
+  const refundSync = (key: string, units: number): void => {
+    checkKey(key);
+    costOf({ cost: units });
+    const slot = table.find(key);
+    if (slot !== -1 && units > 0) refund?.(table.state, slot * width, Math.floor(clock()), units);
+  };
 
   let timer: ReturnType<typeof setInterval> | undefined;
   if (pruneIntervalMs > 0) {
@@ -88,6 +95,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     limit: (key, limitOptions) => settle(() => limitSync(key, limitOptions)),
     peek: (key) => settle(() => peekSync(key)),
     reset: (key) => settle(() => resetSync(key)),
+    ...(refund && { refund: (key: string, units: number) => settle(() => refundSync(key, units)) }),
     prune: () => table.prune(Math.floor(clock())),
     close() {
       clearInterval(timer);

@@ -7,6 +7,7 @@ import { type Batcher, type BatchOptions, createBatcher } from './batch.js';
 import { isClusterClient, toScriptClient } from './client.js';
 import { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';
 import { scripts } from './scripts/index.js';
+import { refundScripts } from './scripts/refund.js';
 
 /** Options of {@link createRedisLimiter}. */
 export interface RedisLimiterOptions {
@@ -55,6 +56,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   }
   const params = algorithm.scriptParams;
   const batcher = batcherOf(client, script, options);
+  const refundScript = refundScripts[algorithm.name];
 
   const call = async (key: string, cost: number, commit: boolean): Promise<Decision> => {
     checkKey(key);
@@ -88,6 +90,19 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
         throw new StoreUnavailableError('Redis could not reset the key', error);
       }
     },
+    ...(refundScript && {
+      async refund(key: string, units: number) {
+        checkKey(key);
+        if (costOf({ cost: units }) === 0) return;
+        await batcher?.drain();
+        const now = clock ? String(Math.floor(clock())) : '';
+        try {
+          await runScript(client, refundScript, [`${prefix}{${key}}`], [now, ...params, units]);
+        } catch (error) {
+          throw new StoreUnavailableError(`Redis could not refund for '${algorithm.name}'`, error);
+        }
+      },
+    }),
     close: async () => {
       await batcher?.drain();
     },

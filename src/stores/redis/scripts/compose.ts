@@ -48,3 +48,12 @@ return replies
 export function algorithmScript(body: string): LuaScript {
   return defineScript(`${PRELUDE}${body}${LOOP}`);
 }
+
+/**
+ * Builds an algorithm's refund script from its body (which defines `refund(key, units)`).
+ * ARGV: [1] now in ms or '', [2 .. 1+P] the algorithm's parameters, [2+P] units to give back.
+ * Reply: 1. One key per call: refunds are rare (lease return), so they need no batch loop.
+ */
+export function refundScript(body: string): LuaScript {
+  return defineScript(`${PRELUDE}${body}\nrefund(KEYS[1], tonumber(ARGV[#ARGV]))\nreturn 1\n`);
+}

@@ -1,0 +1,100 @@
+import type { Decision } from '../decision.js';
+import type { RemoteView } from './remote-model.js';
+
+/** A request waiting for the key's lease in flight (rule 4). */
+export interface Waiter {
+  readonly cost: number;
+  resolve(decision: Decision): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * One key's local state on one instance (rule 1): the units leased and not yet served, when
+ * they expire, what the remote last said, and a cached refusal. Times are local ms.
+ *
+ * Held units are always the latest slots of the remote's schedule for the key (the trigger of a
+ * lease spends the older units first), so the i-th held unit from the top falls due at
+ * `endMs − i·T`, and a unit may be spent only while its slot is still ahead: that is what
+ * {@link dropExpired} enforces.
+ */
+export interface KeyState extends RemoteView {
+  /** Leased units not yet served; trust only after {@link dropExpired}. */
+  units: number;
+  /** A lower bound on when the remote's schedule reaches the last held unit. */
+  endMs: number;
+  /** Rule 5: every held unit is gone lease size × T after the lease was asked for. */
+  expiresAtMs: number;
+  /** Units the remote refused (0: no refusal cached), in the remote's terms: units asked for. */
+  deniedUnits: number;
+  /** Until when that refusal stands (the remote's retry-after). */
+  deniedUntilMs: number;
+  /** Last request for the key, for lease return on idle. */
+  usedAtMs: number;
+  /** When the key last moved to the recent end of its table (see `key-table.ts`). */
+  movedAtMs: number;
+  /** Requests waiting on the lease in flight; undefined when none is. */
+  queue: Waiter[] | undefined;
+}
+
+/** A key nothing is known about yet. */
+export function createKeyState(nowMs: number): KeyState {
+  return {
+    anchored: false,
+    anchorMs: nowMs,
+    remaining: 0,
+    resetAtMs: nowMs,
+    units: 0,
+    endMs: nowMs,
+    expiresAtMs: nowMs,
+    deniedUnits: 0,
+    deniedUntilMs: nowMs,
+    usedAtMs: nowMs,
+    movedAtMs: nowMs,
+    queue: undefined,
+  };
+}
+
+/**
+ * Drops the held units that may no longer be spent at `nowMs` and returns how many (rule 2).
+ *
+ * Two limits apply. Rule 5, lease-wide: nothing survives `expiresAtMs`. Finer, per unit: a unit
+ * whose slot in the remote's schedule is less than one T ahead has been regenerated upstream,
+ * so spending it would add to fresh quota; only ⌊(endMs − now) / T⌋ units are still ahead. That
+ * second limit is what makes fleet-wide admissions obey burst + ⌊Δ/T⌋ over every interval, not
+ * only on average (see docs/leasing.md).
+ */
+export function dropExpired(state: KeyState, nowMs: number, intervalMs: number): number {
+  const held = state.units;
+  if (held === 0) return 0;
+  const ahead = nowMs >= state.expiresAtMs ? 0 : Math.floor((state.endMs - nowMs) / intervalMs);
+  if (ahead >= held) return 0;
+  state.units = Math.max(0, ahead);
+  return held - state.units;
+}
+
+/**
+ * Records a lease of `units` asked for at `askedAtMs` and granted with `resetAfterMs`, after
+ * which the key holds `units + held` and the caller spends from them. `resetAfterMs` is the
+ * remote's time until the key is fresh, i.e. until the slot of the last unit granted; it is
+ * rounded up to a ms, hence the 1 ms taken off to keep `endMs` a lower bound.
+ */
+export function recordLease(
+  state: KeyState,
+  askedAtMs: number,
+  units: number,
+  resetAfterMs: number,
+  intervalMs: number,
+): void {
+  state.units += units;
+  state.endMs = askedAtMs + resetAfterMs - 1;
+  state.expiresAtMs = askedAtMs + units * intervalMs;
+  state.deniedUnits = 0;
+}
+
+/** Records what the remote said about the key in a reply asked for at `askedAtMs`. */
+export function observe(state: KeyState, askedAtMs: number, reply: Decision): void {
+  state.anchored = true;
+  state.anchorMs = askedAtMs;
+  state.remaining = reply.remaining;
+  state.resetAtMs = askedAtMs + reply.resetAfterMs;
+}

@@ -1,0 +1,92 @@
+import { ConfigError } from '../errors.js';
+import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
+import { requireInteger } from '../validate.js';
+
+/** Options of `createLeasedLimiter`. */
+export interface LeasedLimiterOptions {
+  /**
+   * The limiter that owns the quota: any {@link Limiter} (Redis, memory, another wrapper) whose
+   * algorithm admits a cost. Closed by the leased limiter's `close()`.
+   */
+  remote: Limiter;
+  /**
+   * Units asked for per lease: an integer in 1..`remote.algorithm.limit`. 1 asks the remote on
+   * every admission, like the remote alone. Sizing rule: at most limit / (4 × instances)
+   * keeps the worst-case error under a quarter of the limit (docs/leasing.md).
+   */
+  leaseSize: number;
+  /**
+   * Shrink leases toward 1 when the remote held fewer than `adaptiveDivisor` leases' worth at
+   * this instance's last reply, so that little quota is stranded at exhaustion. Default false.
+   */
+  adaptive?: boolean;
+  /** Divisor of the adaptive rule: lease = ⌊remaining / adaptiveDivisor⌋ below that mark. Integer ≥ 2, default 4. */
+  adaptiveDivisor?: number;
+  /**
+   * Return a key's unspent units to the remote once nobody has asked for it for this many ms
+   * (on the limiter's clock). 0 (default) never returns on idle; `close()` always returns.
+   * Needs a remote with `refund` (GCRA, token bucket): a ConfigError otherwise.
+   */
+  returnIdleMs?: number;
+  /**
+   * Real-time period (ms) of the one unref'd timer that looks for idle keys; default half of
+   * `returnIdleMs`, at least 1. 0 turns the timer off: call `returnIdle()` yourself (tests with
+   * an injected clock do).
+   */
+  returnCheckIntervalMs?: number;
+  /** Most keys held locally (keys are often attacker-controlled). Default 100,000. */
+  maxKeys?: number;
+  /** Milliseconds clock, never going backwards; default monotonic `performance.now()`. */
+  clock?: Clock;
+}
+
+/** Options with defaults applied, checked. */
+export interface LeaseSettings {
+  remote: Limiter;
+  leaseSize: number;
+  /** 0 when adaptive sizing is off. */
+  adaptiveDivisor: number;
+  returnIdleMs: number;
+  returnCheckIntervalMs: number;
+  maxKeys: number;
+  clock: Clock;
+}
+
+/** @throws {ConfigError} on any invalid option. */
+export function readLeaseOptions(options: LeasedLimiterOptions): LeaseSettings {
+  const remote = options?.remote as Partial<Limiter> | undefined;
+  if (
+    typeof remote?.limit !== 'function' ||
+    typeof remote.peek !== 'function' ||
+    typeof remote.reset !== 'function' ||
+    typeof remote.close !== 'function' ||
+    typeof remote.algorithm?.limit !== 'number'
+  ) {
+    throw new ConfigError('remote must be a Limiter');
+  }
+  const leaseSize = requireInteger('leaseSize', options.leaseSize, 1, remote.algorithm.limit);
+  if (options.adaptive !== undefined && typeof options.adaptive !== 'boolean') {
+    throw new ConfigError('adaptive must be a boolean');
+  }
+  const divisor = requireInteger('adaptiveDivisor', options.adaptiveDivisor ?? 4, 2);
+  const returnIdleMs = requireInteger('returnIdleMs', options.returnIdleMs ?? 0, 0);
+  if (returnIdleMs > 0 && typeof remote.refund !== 'function') {
+    throw new ConfigError(`returnIdleMs needs a remote that takes refunds; '${remote.algorithm.name}' does not`);
+  }
+  const returnCheckIntervalMs = requireInteger(
+    'returnCheckIntervalMs',
+    options.returnCheckIntervalMs ?? Math.max(1, Math.floor(returnIdleMs / 2)),
+    0,
+  );
+  const clock = options.clock ?? monotonicClock;
+  if (typeof clock !== 'function') throw new ConfigError('clock must be a function returning ms');
+  return {
+    remote: remote as Limiter,
+    leaseSize,
+    adaptiveDivisor: options.adaptive ? divisor : 0,
+    returnIdleMs,
+    returnCheckIntervalMs,
+    maxKeys: requireInteger('maxKeys', options.maxKeys ?? 100_000),
+    clock,
+  };
+}

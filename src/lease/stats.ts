@@ -1,0 +1,51 @@
+/** Counters of a leased limiter since it was created (a snapshot; rule 8). */
+export interface LeaseStats {
+  /** Decisions returned by `limit` and `tryLimit` (a `tryLimit` that needs the remote is not one). */
+  requests: number;
+  /** Requests admitted from leased units, including those that waited for a lease in flight. */
+  localHits: number;
+  /** Requests denied without a remote call: a cached refusal (rule 3), or a cost above the limit. */
+  cachedDenials: number;
+  /** Calls to the remote's `limit` and `peek` (refunds are counted in `returns`). */
+  remoteCalls: number;
+  /** Remote calls that rejected; every request waiting on them rejected with the same error. */
+  remoteErrors: number;
+  /** Leases granted, and the units they carried. */
+  leases: number;
+  leasedUnits: number;
+  /** Leases refused twice (full size, then the shortfall): each starts a cached refusal. */
+  refusals: number;
+  /** Requests that waited for another request's lease (rule 4). */
+  waited: number;
+  /** Leased units dropped unspent because they expired: quota this instance stranded. */
+  expiredUnits: number;
+  /** Refund calls made (idle return, `close()`, eviction), the units they gave back, and failures. */
+  returns: number;
+  returnedUnits: number;
+  returnErrors: number;
+  /** Keys held locally now. */
+  keys: number;
+  /** Leased units held now, not yet expired or spent (one pass over the keys). */
+  heldUnits: number;
+}
+
+/** The counters a leased limiter increments; `keys` and `heldUnits` are read when asked. */
+export type LeaseCounters = Omit<LeaseStats, 'keys' | 'heldUnits'>;
+
+export function createCounters(): LeaseCounters {
+  return {
+    requests: 0,
+    localHits: 0,
+    cachedDenials: 0,
+    remoteCalls: 0,
+    remoteErrors: 0,
+    leases: 0,
+    leasedUnits: 0,
+    refusals: 0,
+    waited: 0,
+    expiredUnits: 0,
+    returns: 0,
+    returnedUnits: 0,
+    returnErrors: 0,
+  };
+}

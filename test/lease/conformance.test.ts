@@ -1,0 +1,55 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { type Algorithm, createLeasedLimiter, createMemoryLimiter, type MemoryLimiter } from '../../src/index.js';
+import { createRedisLimiter } from '../../src/redis.js';
+import { runConformance } from '../../src/testing/index.js';
+import { type RedisServer, startRedis } from '../support/redis-server.js';
+
+// Rule 6: with leaseSize 1 the leased limiter answers exactly as its remote would, so it is held
+// to the whole suite. Each `connection` is a separate leased limiter (an instance of a fleet)
+// over one shared remote, so the concurrency property races four instances on one key.
+//
+// Capability: the algorithms whose state one reply determines. A cached refusal (rule 3) answers
+// later requests without asking, so it must know how the remote's `remaining` moves meanwhile:
+// GCRA and token bucket regenerate one unit per T, a fixed window all at once. The sliding
+// windows give units back as individual entries (or weight) leave the window, which no reply
+// shows; there a cached refusal's `remaining` is a lower bound, and test/lease/pass-through.test.ts
+// holds them to the same allowed/denied sequence instead.
+const algorithms = ['gcra', 'token-bucket', 'fixed-window'] as const;
+
+const memoryRemotes = new WeakMap<Algorithm, MemoryLimiter>();
+
+runConformance({
+  name: 'leased limiter, leaseSize 1, over memory',
+  test: { describe, it },
+  algorithms,
+  create(algorithm, clock) {
+    let remote = memoryRemotes.get(algorithm);
+    if (!remote) {
+      remote = createMemoryLimiter({ algorithm, clock: clock.now, pruneIntervalMs: 0 });
+      memoryRemotes.set(algorithm, remote);
+    }
+    return createLeasedLimiter({ remote, leaseSize: 1, clock: clock.now });
+  },
+});
+
+let server: RedisServer;
+let connections: Redis[];
+
+beforeAll(async () => {
+  server = await startRedis();
+  connections = [0, 1, 2, 3].map(() => server.connect());
+});
+afterAll(() => server.stop());
+
+runConformance({
+  name: 'leased limiter, leaseSize 1, over Redis (ioredis, client clock)',
+  test: { describe, it },
+  algorithms,
+  create: (algorithm, clock, connection) =>
+    createLeasedLimiter({
+      remote: createRedisLimiter({ client: connections[connection], algorithm, clock: clock.now }),
+      leaseSize: 1,
+      clock: clock.now,
+    }),
+});
