@@ -72,8 +72,13 @@ export interface ShadowDenyEvent {
 export interface FailureStats {
   /** `limit` and `peek` calls answered. */
   decisions: number;
-  /** Calls that reached the wrapped limiter (the store, unless a lease served it). */
+  /** Calls that reached the wrapped limiter's asynchronous path (the store, unless a lease served it). */
   storeCalls: number;
+  /**
+   * Decisions the wrapped limiter took synchronously, without I/O, through its `tryLimit` (lease
+   * hits and cached refusals of a leased limiter): no deadline, no breaker, served during an outage too.
+   */
+  localDecisions: number;
   /** Degraded decisions that admitted. */
   degradedAllowed: number;
   /** Degraded decisions that denied. */
@@ -100,7 +105,18 @@ export interface FailureStats {
 export interface PolicyLimiter extends Limiter {
   /** Like `Limiter.peek`, with an optional per-call failure policy. */
   peek(key: string, options?: Pick<LimitOptions, 'failure'>): Promise<Decision>;
+  /**
+   * The wrapped limiter's synchronous path, when it has one (a leased limiter's `tryLimit`): a
+   * decision taken without I/O, or `undefined` when the store is needed (then call `limit`).
+   * Shadow mode applies. Absent when the wrapped limiter has no `tryLimit`.
+   */
+  tryLimit?(key: string, options?: LimitOptions): Decision | undefined;
   stats(): FailureStats;
+}
+
+/** A limiter that can decide some calls synchronously, without I/O (a leased limiter). */
+interface SyncPath {
+  tryLimit(key: string, options?: LimitOptions): Decision | undefined;
 }
 
 const MODES: readonly FailureMode[] = ['open', 'closed', 'fallback'];
@@ -122,7 +138,11 @@ const MODES: readonly FailureMode[] = ['open', 'closed', 'fallback'];
  * - **shadow mode**: count would-be denials, deny nothing.
  *
  * Wrap a leased limiter (not the other way round) so that unexpired leases keep serving
- * during a blip before any policy applies. `close()` closes the wrapped limiter too.
+ * during a blip before any policy applies: when the wrapped limiter has a synchronous
+ * `tryLimit`, every call tries it first, so lease hits and cached refusals pay no deadline
+ * timer and are served even while the breaker is open. `refund` and `reset` go to the store
+ * under the same deadline and breaker, and reject with {@link StoreUnavailableError} when it
+ * cannot answer (no policy can refund). `close()` closes the wrapped limiter too.
  *
  * @throws {ConfigError} on invalid options, `failure: 'fallback'` without `fallback`, or an
  * algorithm the local fallback cannot divide. Calls reject with `ConfigError` for an unknown
@@ -142,9 +162,12 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
   const { onDegraded, onShadowDeny, shadow = false } = options;
   let warned = options.warn === false || onDegraded !== undefined;
   const limit = limiter.algorithm.limit;
+  const candidate = limiter as Limiter & Partial<SyncPath>;
+  const sync = typeof candidate.tryLimit === 'function' ? (candidate as Limiter & SyncPath) : undefined;
   const counts = {
     decisions: 0,
     storeCalls: 0,
+    localDecisions: 0,
     degradedAllowed: 0,
     degradedDenied: 0,
     timeouts: 0,
@@ -212,6 +235,11 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
     const cost = commit ? costOf(options) : 1;
     const mode = options?.failure === undefined ? defaultMode : modeOf(options.failure);
     counts.decisions++;
+    const served = commit ? sync?.tryLimit(key, options) : undefined;
+    if (served) {
+      counts.localDecisions++;
+      return shadowed(key, cost, served);
+    }
     const ticket = breaker.acquire();
     if (ticket === undefined) {
       counts.breakerRejections++;
@@ -244,35 +272,57 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
     return commit ? shadowed(key, cost, outcome) : outcome;
   };
 
-  return {
+  // A store call no policy can answer for: under the deadline and the breaker, or rejected.
+  const guarded = async (run: () => Promise<void>, what: string): Promise<void> => {
+    const ticket = breaker.acquire();
+    if (ticket === undefined) throw new StoreUnavailableError(`circuit breaker open: could not ${what}`);
+    let timedOut: boolean;
+    try {
+      timedOut = (await withDeadline(run(), deadlineMs, onLate)) === TIMED_OUT;
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) breaker.failed(ticket);
+      else breaker.released(ticket);
+      throw error;
+    }
+    if (timedOut) {
+      breaker.failed(ticket);
+      counts.timeouts++;
+      throw new StoreUnavailableError(`the store did not answer within ${deadlineMs} ms: could not ${what}`);
+    }
+    breaker.succeeded(ticket);
+  };
+
+  const policyLimiter: PolicyLimiter = {
     algorithm: limiter.algorithm,
     limit: (key, limitOptions) => decide(key, limitOptions, true),
     peek: (key, peekOptions) => decide(key, peekOptions, false),
     async reset(key) {
       checkKey(key);
       fallback?.reset(key);
-      const ticket = breaker.acquire();
-      if (ticket === undefined) throw new StoreUnavailableError('circuit breaker open: the store was not asked');
-      let timedOut: boolean;
-      try {
-        timedOut = (await withDeadline(limiter.reset(key), deadlineMs, onLate)) === TIMED_OUT;
-      } catch (error) {
-        if (error instanceof StoreUnavailableError) breaker.failed(ticket);
-        else breaker.released(ticket);
-        throw error;
-      }
-      if (timedOut) {
-        breaker.failed(ticket);
-        counts.timeouts++;
-        throw new StoreUnavailableError(`the store did not reset '${key}' within ${deadlineMs} ms`);
-      }
-      breaker.succeeded(ticket);
+      await guarded(() => limiter.reset(key), `reset '${key}'`);
     },
     stats: () => ({ ...counts, breakerOpens: breaker.opens, breaker: breaker.state }),
     async close() {
       await Promise.all([limiter.close(), fallback?.close()]);
     },
   };
+  if (sync) {
+    policyLimiter.tryLimit = (key, limitOptions) => {
+      const decision = sync.tryLimit(key, limitOptions);
+      if (decision === undefined) return undefined;
+      counts.decisions++;
+      counts.localDecisions++;
+      return shadowed(key, costOf(limitOptions), decision);
+    };
+  }
+  const { refund } = limiter;
+  if (refund) {
+    policyLimiter.refund = async (key, units) => {
+      checkKey(key);
+      await guarded(() => refund.call(limiter, key, units), `refund '${key}'`);
+    };
+  }
+  return policyLimiter;
 }
 
 function swallow(run: () => void): void {

@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fixedWindow } from '../../src/algorithms/fixed-window.js';
 import { gcra } from '../../src/algorithms/gcra.js';
+import { slidingWindowCounter } from '../../src/algorithms/sliding-window-counter.js';
+import { slidingWindowLog } from '../../src/algorithms/sliding-window-log.js';
+import { tokenBucket } from '../../src/algorithms/token-bucket.js';
 import type { Algorithm } from '../../src/algorithms/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { divideAlgorithm } from '../../src/policy/divide.js';
@@ -44,12 +48,50 @@ describe('divideAlgorithm', () => {
     expect(divideAlgorithm(primary, 5).limit).toBe(1);
   });
 
-  it('rejects invalid counts and algorithms it cannot divide with ConfigError', () => {
+  it('rejects invalid counts and unknown algorithms with ConfigError', () => {
     const primary = gcra({ limit: 10, periodMs: 1000 });
     expect(() => divideAlgorithm(primary, 0)).toThrow(ConfigError);
     expect(() => divideAlgorithm(primary, 1.5)).toThrow(ConfigError);
-    const other: Algorithm = { ...primary, name: 'sliding-window-log' };
-    expect(() => divideAlgorithm(other, 2)).toThrow(/no local fallback for algorithm 'sliding-window-log'/);
+    const other = { ...primary, name: 'leaky-bucket' } as unknown as Algorithm;
+    expect(() => divideAlgorithm(other, 2)).toThrow(/no local fallback for algorithm 'leaky-bucket'/);
+  });
+
+  // Limit 90 per minute ÷ 3: a fresh key of each share admits exactly 30; once the original
+  // would be fresh again (one period; two windows for the sliding counter), 30 again.
+  const family: [string, Algorithm, number][] = [
+    ['gcra', gcra({ limit: 90, periodMs: 60_000 }), 60_000],
+    ['token-bucket', tokenBucket({ capacity: 90, rate: 90, periodMs: 60_000 }), 60_000],
+    ['fixed-window', fixedWindow({ limit: 90, windowMs: 60_000 }), 60_000],
+    ['sliding-window-log', slidingWindowLog({ limit: 90, windowMs: 60_000 }), 60_000],
+    ['sliding-window-counter', slidingWindowCounter({ limit: 90, windowMs: 60_000 }), 120_000],
+  ];
+  for (const [name, primary, freshAfterMs] of family) {
+    it(`${name} 90 per minute ÷ 3: each share admits exactly 30 from fresh, and 30 again a period later`, () => {
+      const share = divideAlgorithm(primary, 3);
+      expect(share.name).toBe(primary.name);
+      expect(share.limit).toBe(30);
+      const clock = manualClock(0);
+      const limiter = createMemoryLimiter({ algorithm: share, clock: clock.now, pruneIntervalMs: 0 });
+      const admitted = () => {
+        let count = 0;
+        for (let i = 0; i < 50; i++) if (limiter.limitSync('k').allowed) count++;
+        return count;
+      };
+      expect(admitted()).toBe(30);
+      clock.advance(freshAfterMs + 1); // + 1: GCRA rounds 60 s ÷ 90 up to 666,667 µs
+      expect(admitted()).toBe(30);
+    });
+  }
+
+  it('token bucket ÷ 3 refills at a third of the rate: 90 per minute → one token per 2 s', () => {
+    const share = divideAlgorithm(tokenBucket({ capacity: 90, rate: 90, periodMs: 60_000 }), 3);
+    const clock = manualClock(0);
+    const limiter = createMemoryLimiter({ algorithm: share, clock: clock.now, pruneIntervalMs: 0 });
+    expect(limiter.limitSync('k', { cost: 30 }).allowed).toBe(true);
+    clock.advance(1999);
+    expect(limiter.limitSync('k').allowed).toBe(false);
+    clock.advance(1);
+    expect(limiter.limitSync('k').allowed).toBe(true);
   });
 
   it('property: N shares deciding alone never admit more than max(burst, N) + ⌊Δ/T⌋ together', () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import type { Decision, FailureMode } from '../../src/decision.js';
+import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
 import { createHeartbeat, type DegradedEvent, type Heartbeat, withFailurePolicy } from '../../src/policy/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/redis-limiter.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
@@ -236,17 +237,15 @@ describe('fault tests (real redis-server)', () => {
     expect(await exactness((key) => limiter.limit(key), 'up', 12)).toEqual({ admitted: 10, degraded: 0 });
   });
 
-  it('SCRIPT FLUSH mid-run with heartbeats and shadow mode on: nothing throws NOSCRIPT, nothing degrades', async () => {
+  it('SCRIPT FLUSH mid-run with leasing, heartbeats and shadow mode on: nothing throws NOSCRIPT, nothing degrades', async () => {
     const redis = await server();
     const client = await resilientClient(redis.port);
     const admin = await resilientClient(redis.port);
     const heartbeat = createHeartbeat({ client, name: 'flush', intervalMs: 100 });
     heartbeats.push(heartbeat);
-    const limiter = withFailurePolicy(createRedisLimiter({ client, algorithm: gcra({ limit: 5, periodMs: HOUR }) }), {
-      deadlineMs: 1000,
-      shadow: true,
-      fallback: { instances: heartbeat },
-    });
+    const remote = createRedisLimiter({ client, algorithm: gcra({ limit: 50, periodMs: HOUR }) });
+    const leased = createLeasedLimiter({ remote, leaseSize: 5, returnIdleMs: 50 });
+    const limiter = withFailurePolicy(leased, { deadlineMs: 1000, shadow: true, fallback: { instances: heartbeat } });
     const load = callers(50, 5, (i) => ({
       key: `k${i % 10}`,
       mode: 'fallback',
@@ -265,8 +264,46 @@ describe('fault tests (real redis-server)', () => {
     expect(load.calls.every((c) => c.decision.allowed && !c.decision.degraded)).toBe(true);
     const stats = limiter.stats();
     expect(stats).toMatchObject({ degradedAllowed: 0, degradedDenied: 0, scriptErrors: 0, connectionErrors: 0 });
-    expect(stats.shadowDenied).toBe(load.calls.length - 50); // 10 keys × limit 5 admitted for real
+    expect(stats.shadowDenied).toBeGreaterThan(0);
+    expect(stats.localDecisions).toBeGreaterThan(0);
+    expect(leased.stats()).toMatchObject({ remoteErrors: 0, returnErrors: 0 });
     expect(heartbeat.stats().failures).toBe(0);
+  });
+
+  it('leases survive a SIGSTOP: leased units keep serving without Redis, before the policy and while the breaker is open', async () => {
+    const redis = await server();
+    const store = countingClient(await resilientClient(redis.port));
+    const remote = createRedisLimiter({ client: store, algorithm: gcra({ limit: 1000, periodMs: HOUR }) });
+    const leased = createLeasedLimiter({ remote, leaseSize: 20 });
+    const limiter = withFailurePolicy(leased, {
+      failure: 'closed',
+      deadlineMs: 100,
+      breaker: { failureThreshold: 3, coolDownMs: 60_000 },
+      warn: false,
+    });
+    const keys = ['k0', 'k1', 'k2', 'k3'];
+    for (const key of keys) await limiter.limit(key); // one lease of 20 per key: 19 left each
+    const sentBefore = store.sent;
+    redis.pause();
+    const served = async (key: string, times: number) => {
+      let hits = 0;
+      for (let i = 0; i < times; i++) {
+        const decision = await limiter.limit(key);
+        if (decision.allowed && !decision.degraded) hits++;
+      }
+      return hits;
+    };
+    expect(await served('k0', 19)).toBe(19); // breaker closed, Redis hung: leases answer
+    expect(await limiter.limit('k0')).toMatchObject({ allowed: false, degradedReason: 'timeout' });
+    await limiter.limit('fresh-1');
+    await limiter.limit('fresh-2');
+    expect(limiter.stats().breaker).toBe('open');
+    expect(await served('k1', 19)).toBe(19); // breaker open: leases still answer
+    expect(await served('k2', 19)).toBe(19);
+    expect(await limiter.limit('k2')).toMatchObject({ allowed: false, degradedReason: 'breaker-open' });
+    redis.resume();
+    expect(store.sent - sentBefore).toBe(3); // only k0's 21st, fresh-1 and fresh-2 reached Redis
+    expect(limiter.stats().localDecisions).toBe(57);
   });
 
   it('local fallback, 3 heartbeating instances, limit 90: the fleet admits 90 during a full outage (30 each), not 270, not 0', async () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { fixedWindow } from '../../src/algorithms/fixed-window.js';
 import { gcra } from '../../src/algorithms/gcra.js';
 import type { Algorithm } from '../../src/algorithms/types.js';
 import { ConfigError, InvalidCostError, InvalidKeyError, StoreUnavailableError } from '../../src/errors.js';
+import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
 import {
   type DegradedEvent,
   type FailurePolicyOptions,
@@ -298,6 +300,67 @@ describe('withFailurePolicy: shadow mode', () => {
   });
 });
 
+describe('withFailurePolicy over a leased limiter', () => {
+  it('leases survive a blip: lease hits never touch the store, also while the breaker is open', async () => {
+    const clock = manualClock();
+    const memory = createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: HOUR }), clock: clock.now });
+    const store = faultyLimiter(memory);
+    const leased = createLeasedLimiter({ remote: store.limiter, leaseSize: 10, clock: clock.now });
+    const limiter = withFailurePolicy(leased, {
+      failure: 'closed',
+      deadlineMs: 10,
+      breaker: { failureThreshold: 2, coolDownMs: 1000 },
+      clock: clock.now,
+      warn: false,
+    });
+    await limiter.limit('a');
+    await limiter.limit('b'); // one lease of 10 each: 9 left each
+    expect(store.calls).toBe(2);
+    store.fault = 'refuse';
+    for (let i = 0; i < 9; i++) {
+      const hit = await limiter.limit('a');
+      expect(hit.allowed && !hit.degraded).toBe(true);
+    }
+    expect(store.calls).toBe(2);
+    expect(await limiter.limit('a')).toMatchObject({ allowed: false, degradedReason: 'connection' });
+    expect(await limiter.limit('c')).toMatchObject({ allowed: false, degradedReason: 'connection' });
+    expect(limiter.stats().breaker).toBe('open');
+    const decisions = [];
+    for (let i = 0; i < 9; i++) decisions.push(await limiter.limit('b'));
+    expect(decisions.every((d) => d.allowed && !d.degraded)).toBe(true);
+    expect(await limiter.limit('b')).toMatchObject({ allowed: false, degradedReason: 'breaker-open' });
+    expect(store.calls).toBe(4);
+    expect(limiter.stats()).toMatchObject({ localDecisions: 18, storeCalls: 4, breakerRejections: 1 });
+  });
+
+  it('offers the leased limiter’s synchronous tryLimit, with shadow mode applied', async () => {
+    const clock = manualClock();
+    const memory = createMemoryLimiter({ algorithm: gcra({ limit: 2, periodMs: HOUR }), clock: clock.now });
+    const leased = createLeasedLimiter({ remote: memory, leaseSize: 2, clock: clock.now });
+    const limiter = withFailurePolicy(leased, { shadow: true });
+    expect(limiter.tryLimit?.('k')).toBeUndefined(); // nothing leased yet: needs the store
+    await limiter.limit('k');
+    expect(limiter.tryLimit?.('k')).toMatchObject({ allowed: true, remaining: 0 });
+    await limiter.limit('k'); // refused by the remote: the refusal is cached
+    expect(limiter.tryLimit?.('k')).toMatchObject({ allowed: true, retryAfterMs: 0 });
+    expect(limiter.stats().shadowDenied).toBe(2);
+    expect(withFailurePolicy(memory).tryLimit).toBeUndefined();
+  });
+});
+
+describe('withFailurePolicy: refund', () => {
+  it('passes refunds to the store under the breaker; rejects when the store cannot take them', async () => {
+    const { limiter, store, memory } = setup({ failure: 'open' });
+    await limiter.limit('k', { cost: 2 });
+    await limiter.refund?.('k', 1);
+    expect(memory.peekSync('k').remaining).toBe(1);
+    store.fault = 'refuse';
+    await expect(limiter.refund?.('k', 1)).rejects.toBeInstanceOf(StoreUnavailableError);
+    const windows = createMemoryLimiter({ algorithm: fixedWindow({ limit: 2, windowMs: 1000 }) });
+    expect(withFailurePolicy(windows).refund).toBeUndefined();
+  });
+});
+
 describe('withFailurePolicy: reset, close and configuration', () => {
   it('reset reaches the store and the local share; with the breaker open it rejects without asking', async () => {
     const { limiter, store, memory } = setup({ fallback: { instances: 1 } });
@@ -332,7 +395,7 @@ describe('withFailurePolicy: reset, close and configuration', () => {
     expect(() => withFailurePolicy(inner, { fallback: { instances: 0 } })).toThrow(ConfigError);
     expect(() => withFailurePolicy(inner, { fallback: {} as never })).toThrow(ConfigError);
     expect(() => withFailurePolicy(inner, { breaker: { failureThreshold: -1 } })).toThrow(ConfigError);
-    const other = { ...inner, algorithm: { ...inner.algorithm, name: 'sliding-window-log' as const } };
+    const other = { ...inner, algorithm: { ...inner.algorithm, name: 'leaky-bucket' as never } };
     expect(() => withFailurePolicy(other, { fallback: { instances: 2 } })).toThrow(ConfigError);
   });
 });

@@ -62,5 +62,7 @@ export function faultyLimiter(inner: Limiter): FaultyLimiter {
     reset: (key) => run(() => inner.reset(key)),
     close: () => inner.close(),
   };
+  const { refund } = inner;
+  if (refund) control.limiter.refund = (key, units) => run(() => refund.call(inner, key, units));
   return control;
 }
