@@ -3,6 +3,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
+import { ConfigError } from '../../src/errors.js';
 import { rateLimit as expressRateLimit } from '../../src/express.js';
 import { rateLimit as fastifyRateLimit } from '../../src/fastify.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
@@ -31,6 +32,21 @@ describe('what only some frameworks express', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('Fastify: an invalid route config fails at startup with ConfigError', async () => {
+    const app = Fastify();
+    await app.register(fastifyRateLimit, { limiter: limiterOf(5) });
+    let thrown: unknown;
+    try {
+      app.get('/bad', { config: { rateLimit: { cost: -1 } } }, async () => 'ok');
+      await app.ready();
+    } catch (error) {
+      thrown = error;
+    } finally {
+      await app.close();
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
   });
 
   it('Express: route-level middleware sees the route pattern as routeId', async () => {

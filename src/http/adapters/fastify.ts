@@ -22,6 +22,10 @@ export const rateLimit: FastifyPluginAsync<HttpLimitOptions<FastifyRequest>> = a
   options,
 ) => {
   const limiter = createHttpLimiter(options);
+  fastify.addHook('onRoute', (route) => {
+    const policy = route.config?.rateLimit;
+    if (policy) limiter.checkRoute(policy); // an invalid route config fails at startup, not at its first request
+  });
   fastify.addHook('onRequest', async (request, reply) => {
     const query = request.url.search(/[?#]/);
     const verdict = await limiter.check(

@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import type { FailureMode } from '../decision.js';
+import { MAX_KEY_BYTES } from '../validate.js';
+import type { NamedRule } from './config.js';
+import type { Charge } from './nested.js';
+import type { CostSpec, RequestInfo } from './options.js';
+
+/** What each rule charges this request: its key (identity, else client IP) and its cost (route first). */
+export function chargesFor<Req>(
+  rules: readonly NamedRule<Req>[],
+  costs: CostSpec<Req> | undefined,
+  info: RequestInfo<Req>,
+  failure: FailureMode | undefined,
+): Promise<Charge[]> {
+  return Promise.all(
+    rules.map(async (rule) => {
+      const identity = rule.key ? await rule.key(info) : undefined;
+      const charge: Charge = {
+        name: rule.name,
+        limiter: rule.limiter,
+        key: storageKey(rule.name, identity === undefined || identity === '' ? info.ipKey : String(identity)),
+        cost: await costOf(rule, costs, info),
+      };
+      if (failure !== undefined) charge.failure = failure;
+      return charge;
+    }),
+  );
+}
+
+async function costOf<Req>(rule: NamedRule<Req>, costs: CostSpec<Req> | undefined, info: RequestInfo<Req>) {
+  let cost: number | undefined;
+  if (typeof costs === 'number') cost = costs;
+  else if (typeof costs === 'function') cost = await costs(info, rule.name);
+  else if (costs !== undefined) cost = costs[rule.name];
+  if (cost === undefined) cost = typeof rule.cost === 'function' ? await rule.cost(info) : (rule.cost ?? 1);
+  return cost;
+}
+
+/**
+ * `<name>:<identity>`; when that would exceed the 512-byte key limit (an attacker-sized API
+ * key header), `<name>:#<sha256 base64url>` instead, so the key stays deterministic and bounded.
+ */
+export function storageKey(name: string, identity: string): string {
+  const key = `${name}:${identity}`;
+  if (key.length * 3 <= MAX_KEY_BYTES || Buffer.byteLength(key, 'utf8') <= MAX_KEY_BYTES) return key;
+  return `${name}:#${createHash('sha256').update(identity).digest('base64url')}`;
+}

@@ -1,0 +1,121 @@
+import proxyaddr from 'proxy-addr';
+import type { FailureMode } from '../decision.js';
+import { ConfigError } from '../errors.js';
+import { requireInteger } from '../validate.js';
+import { checkIpv6Prefix, DEFAULT_IPV6_PREFIX } from './client-ip.js';
+import { checkPolicyName, type LegacyReset, RATELIMIT_DRAFTS, type RateLimitDraft } from './headers.js';
+import type { HttpLimitOptions, LimitRule, RoutePolicy } from './options.js';
+import { compileTrust, type ProxyHeader, type TrustFunction } from './proxy.js';
+
+/** A limit rule with its name settled. */
+export type NamedRule<Req> = LimitRule<Req> & { name: string };
+
+/** Validated options, as the core reads them. */
+export interface HttpConfig<Req> {
+  rules: NamedRule<Req>[];
+  trust: TrustFunction | undefined;
+  proxyHeader: ProxyHeader;
+  ipv6Prefix: number;
+  draft: RateLimitDraft | false;
+  legacy: LegacyReset | false;
+  headerLimits: 'all' | 'closest';
+  failureMode: FailureMode | undefined;
+  allowed: TrustFunction | undefined;
+  problemType: string;
+  epochClock: () => number;
+}
+
+/**
+ * Validates every option once, at construction.
+ * @throws {ConfigError} on the first invalid option.
+ */
+export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<Req> {
+  if (options.limiter !== undefined && options.limits !== undefined) {
+    throw new ConfigError('give either limiter or limits, not both');
+  }
+  const list = options.limiter !== undefined ? [{ limiter: options.limiter }] : options.limits;
+  if (list === undefined) throw new ConfigError('limiter or limits is required');
+  const rules = nameRules(Array.isArray(list) ? list : [list as LimitRule<Req>]);
+  if (rules.length === 0) throw new ConfigError('limits must not be empty');
+  checkUniqueNames(rules);
+  for (const route of Object.values(options.routes ?? {})) routeRules(route, rules);
+
+  const proxyHeader = options.proxyHeader ?? 'x-forwarded-for';
+  if (proxyHeader !== 'x-forwarded-for' && proxyHeader !== 'forwarded') {
+    throw new ConfigError(`proxyHeader must be 'x-forwarded-for' or 'forwarded', got ${String(proxyHeader)}`);
+  }
+  const draft = options.headers ?? 'draft-11';
+  if (draft !== false && !RATELIMIT_DRAFTS.includes(draft)) {
+    throw new ConfigError(`headers must be one of ${RATELIMIT_DRAFTS.join(', ')} or false, got ${String(draft)}`);
+  }
+  const legacy = options.legacyHeaders === true ? 'delta' : (options.legacyHeaders ?? false);
+  if (legacy !== false && legacy !== 'delta' && legacy !== 'epoch') {
+    throw new ConfigError(`legacyHeaders must be a boolean, 'delta' or 'epoch', got ${String(legacy)}`);
+  }
+  const headerLimits = options.headerLimits ?? 'all';
+  if (headerLimits !== 'all' && headerLimits !== 'closest') {
+    throw new ConfigError(`headerLimits must be 'all' or 'closest', got ${String(headerLimits)}`);
+  }
+  return {
+    rules,
+    trust: compileTrust(options.trustProxy),
+    proxyHeader,
+    ipv6Prefix: checkIpv6Prefix(options.ipv6Prefix ?? DEFAULT_IPV6_PREFIX),
+    draft,
+    legacy,
+    headerLimits,
+    failureMode: options.failureMode === undefined ? undefined : checkFailureMode(options.failureMode),
+    allowed: options.allowList ? compileAllowList(options.allowList) : undefined,
+    problemType: options.problemType ?? 'about:blank',
+    epochClock: options.epochClock ?? Date.now,
+  };
+}
+
+/**
+ * Every rule a route charges: the middleware's, then the route's own.
+ * @throws {ConfigError} on an invalid route policy.
+ */
+export function routeRules<Req>(route: RoutePolicy<Req>, rules: readonly NamedRule<Req>[]): NamedRule<Req>[] {
+  if (route.failureMode !== undefined) checkFailureMode(route.failureMode);
+  const { cost } = route;
+  if (typeof cost === 'number') requireInteger('route cost', cost, 0);
+  else if (cost !== undefined && typeof cost === 'object') {
+    for (const [name, units] of Object.entries(cost)) requireInteger(`route cost of "${name}"`, units, 0);
+  }
+  if (!route.limits) return [...rules];
+  const all = [...rules, ...nameRules(route.limits)];
+  checkUniqueNames(all);
+  return all;
+}
+
+function nameRules<Req>(list: readonly LimitRule<Req>[]): NamedRule<Req>[] {
+  return list.map((rule) => {
+    const limiter = rule?.limiter as { limit?: unknown; algorithm?: unknown } | undefined;
+    if (!limiter || typeof limiter.limit !== 'function' || !limiter.algorithm) {
+      throw new ConfigError('every limit needs a Sluice limiter (with limit() and algorithm)');
+    }
+    if (typeof rule.cost === 'number') requireInteger('cost', rule.cost, 0);
+    return { ...rule, name: checkPolicyName(rule.name ?? 'default') };
+  });
+}
+
+function checkUniqueNames(rules: readonly { name: string }[]): void {
+  const seen = new Set<string>();
+  for (const { name } of rules) {
+    if (seen.has(name)) throw new ConfigError(`limit names must be unique; "${name}" appears twice`);
+    seen.add(name);
+  }
+}
+
+function checkFailureMode(mode: unknown): FailureMode {
+  if (mode === 'open' || mode === 'closed' || mode === 'fallback') return mode;
+  throw new ConfigError(`failureMode must be 'open', 'closed' or 'fallback', got ${String(mode)}`);
+}
+
+function compileAllowList(list: readonly string[]): TrustFunction {
+  try {
+    return proxyaddr.compile([...list]);
+  } catch (error) {
+    throw new ConfigError(`allowList: ${(error as Error).message}`);
+  }
+}
