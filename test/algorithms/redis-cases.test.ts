@@ -91,6 +91,17 @@ describe.each(profiles)('Redis $name', (profile) => {
     expect(decisions.every((d) => d.remaining >= 0 && Number.isInteger(d.remaining))).toBe(true);
   });
 
+  it('costs exactly one round trip (one EVALSHA) per decision, denials and peeks included', async () => {
+    const admin = server.connect();
+    const evalsha = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+    const l = createRedisLimiter({ client: redis, algorithm: profile.build(2, 60_000), prefix: freshPrefix('rt') });
+    await l.limit('warm');
+    const before = await evalsha();
+    for (let i = 0; i < 12; i++) await l.limit(`k${i % 3}`);
+    await l.peek('k0');
+    expect((await evalsha()) - before).toBe(13);
+  });
+
   it('never moves stored time backwards when a client clock does: decides as the memory core does', async () => {
     const algorithm = profile.build(3, 10_000);
     let nowMs = T0;
