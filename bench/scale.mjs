@@ -1,0 +1,251 @@
+/*
+ * Scale-out: exact decisions per second at 1, 100 and 1,000 in flight, on 1 hot key and on
+ * 10k keys, for Sluice (one script call per decision, and batched) beside
+ * rate-limiter-flexible's RateLimiterRedis, all on ioredis, on one redis-server and on a
+ * 3-master Redis Cluster started here. Also Redis round trips per decision (INFO commandstats
+ * summed over the masters) and Node CPU µs per decision (process.cpuUsage of the deciding
+ * process: user + system). Run alone with `npm run build && node bench/scale.mjs`.
+ */
+import { fileURLToPath } from 'node:url';
+import { Cluster, Redis } from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { formatInteger, formatTable, locateRedisServer, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
+import { gcra } from '../dist/index.js';
+import { createRedisLimiter } from '../dist/redis.js';
+import { startCluster } from './lib/cluster.mjs';
+import { environment, formatEnvironment } from './lib/environment.mjs';
+import { withRedisServer } from './lib/redis-server.mjs';
+import { saveResults } from './lib/results.mjs';
+import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
+
+// A limit no timed decision reaches: every timed decision is an admission, which writes.
+const LIMIT = 1_000_000_000;
+const PERIOD_MS = 3_600_000;
+const ROUNDS = 3;
+const LEVELS = [1, 100, 1000];
+const WARMUP_MS = 300;
+const MEASURE_MS = 1000;
+const KEYSETS = { '1 key': 1, '10k keys': 10_000 };
+const TOPOLOGIES = { single: 'one redis-server', cluster: '3-master Cluster' };
+
+const IMPLEMENTATIONS = {
+  plain: {
+    label: 'Sluice GCRA',
+    create: (client, prefix, limit) =>
+      sluice(createRedisLimiter({ client, algorithm: gcra({ limit, periodMs: PERIOD_MS }), prefix })),
+  },
+  batched: {
+    label: 'Sluice GCRA, batch: true',
+    create: (client, prefix, limit) =>
+      sluice(createRedisLimiter({ client, algorithm: gcra({ limit, periodMs: PERIOD_MS }), prefix, batch: true })),
+  },
+  rlf: {
+    label: 'RateLimiterRedis',
+    create(client, prefix, limit) {
+      const limiter = new RateLimiterRedis({
+        storeClient: client,
+        points: limit,
+        duration: PERIOD_MS / 1000,
+        keyPrefix: prefix,
+      });
+      return (key) =>
+        limiter.consume(key).then(
+          () => true,
+          (rejection) => {
+            if (rejection instanceof Error) throw rejection;
+            return false;
+          },
+        );
+    },
+  },
+};
+
+function sluice(limiter) {
+  return (key) => limiter.limit(key).then((decision) => decision.allowed);
+}
+
+/** Connects the way the topology wants and resolves once the client is ready. */
+async function connect(topology) {
+  const client =
+    topology === 'single'
+      ? new Redis(process.env.BENCH_REDIS_URL, { maxRetriesPerRequest: 1 })
+      : new Cluster(
+          process.env.BENCH_CLUSTER_PORTS.split(',').map((port) => ({ host: '127.0.0.1', port: Number(port) })),
+        );
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+  return client;
+}
+
+/** Direct connections to every master, for INFO commandstats. */
+function masters(topology) {
+  const urls =
+    topology === 'single'
+      ? [process.env.BENCH_REDIS_URL]
+      : process.env.BENCH_CLUSTER_PORTS.split(',').map((port) => `redis://127.0.0.1:${port}`);
+  return urls.map((url) => new Redis(url));
+}
+
+async function roundTrips(nodes) {
+  const stats = await Promise.all(nodes.map(readCommandStats));
+  return (before) => stats.reduce((sum, after, i) => sum + roundTripsBetween(before[i], after), 0);
+}
+
+/** Exactness before speed: 1,280 racing decisions on one key with limit 100 admit exactly 100. */
+async function checkExact(client, implementation, prefix) {
+  const decide = IMPLEMENTATIONS[implementation].create(client, `${prefix}exact:`, 100);
+  const admitted = (await Promise.all(Array.from({ length: 1280 }, () => decide('k')))).filter(Boolean).length;
+  check(admitted === 100, `${implementation} admits exactly 100 of 1,280, got ${admitted}`);
+}
+
+/** Keeps `inFlight` decisions outstanding until `ms` have passed; counts the completed ones. */
+async function drive(decide, keys, inFlight, ms) {
+  const deadline = performance.now() + ms;
+  let issued = 0;
+  let denied = 0;
+  const worker = async () => {
+    while (performance.now() < deadline) {
+      const key = keys === 1 ? 'hot' : `user:${issued % keys}`;
+      issued++;
+      if (!(await decide(key))) denied++;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return { decisions: issued, seconds: (performance.now() - started) / 1000, denied };
+}
+
+async function measureVariant(topology, implementation, keysetName) {
+  const client = await connect(topology);
+  const nodes = masters(topology);
+  const prefix = `bench:${process.pid}:`;
+  await checkExact(client, implementation, prefix);
+  const decide = IMPLEMENTATIONS[implementation].create(client, prefix, LIMIT);
+  const keys = KEYSETS[keysetName];
+  await drive(decide, keys, 100, WARMUP_MS);
+  const levels = {};
+  for (const inFlight of LEVELS) {
+    const before = await Promise.all(nodes.map(readCommandStats));
+    const cpu = process.cpuUsage();
+    const run = await drive(decide, keys, inFlight, MEASURE_MS);
+    const used = process.cpuUsage(cpu);
+    // The INFO reads that follow are not decisions; roundTripsBetween counts script calls only.
+    const trips = (await roundTrips(nodes))(before);
+    check(run.denied === 0, `every timed decision is an admission (${run.denied} denied)`);
+    levels[inFlight] = {
+      decisions: run.decisions,
+      decisionsPerSecond: run.decisions / run.seconds,
+      roundTripsPerDecision: trips / run.decisions,
+      cpuMicrosPerDecision: (used.user + used.system) / run.decisions,
+    };
+  }
+  return levels;
+}
+
+const VARIANTS = Object.keys(TOPOLOGIES).flatMap((topology) =>
+  Object.keys(IMPLEMENTATIONS).flatMap((implementation) =>
+    Object.keys(KEYSETS).map((keyset) => `${topology}|${implementation}|${keyset}`),
+  ),
+);
+
+const variant = variantName();
+if (variant !== undefined) {
+  sendResult(await measureVariant(...variant.split('|')));
+} else {
+  await withRedisServer(async (server) => {
+    const cluster = await startCluster(locateRedisServer());
+    try {
+      await main(server, cluster);
+    } finally {
+      await cluster.stop();
+    }
+  });
+}
+
+async function main(server, cluster) {
+  const timed = await runVariants(fileURLToPath(import.meta.url), VARIANTS, {
+    rounds: ROUNDS,
+    env: { ...process.env, BENCH_REDIS_URL: server.url, BENCH_CLUSTER_PORTS: cluster.ports.join(',') },
+  });
+  const of = (topology, implementation, keyset, inFlight, field) =>
+    median(timed.get(`${topology}|${implementation}|${keyset}`).map((levels) => levels[inFlight][field]));
+
+  const env = environment({ 'redis-server': server.version });
+  console.log('## Scale-out: batching, Cluster vs one node\n');
+  console.log(`${formatEnvironment(env)}\n`);
+  console.log(
+    `Exact decisions (every one an admission, which writes) kept 1 / 100 / 1,000 in flight for ${MEASURE_MS} ms each after ` +
+      `a ${WARMUP_MS} ms warm-up, on one hot key or over 10k keys; one ioredis client (\`Redis\` or \`Cluster\`) per process. ` +
+      `Medians of ${ROUNDS} fresh processes per variant in alternating order. Round trips: script calls from INFO ` +
+      'commandstats, summed over the masters. CPU: `process.cpuUsage()` of the deciding Node process per decision. ' +
+      'Node, the benchmark and every redis-server share the 2 cores: the Cluster cannot run its 3 masters in parallel ' +
+      'here, so its figures show its overhead, not its scaling.\n',
+  );
+  const results = {};
+  for (const [topology, title] of Object.entries(TOPOLOGIES)) {
+    console.log(`### ${title}\n`);
+    const rows = [];
+    for (const keyset of Object.keys(KEYSETS)) {
+      for (const [implementation, { label }] of Object.entries(IMPLEMENTATIONS)) {
+        const at = (inFlight, field) => of(topology, implementation, keyset, inFlight, field);
+        const ratio = at(1000, 'decisionsPerSecond') / of(topology, 'rlf', keyset, 1000, 'decisionsPerSecond');
+        rows.push([
+          label,
+          keyset,
+          ...LEVELS.map((inFlight) => formatInteger(at(inFlight, 'decisionsPerSecond'))),
+          implementation === 'rlf' ? '1.00×' : `${ratio.toFixed(2)}×`,
+          at(1000, 'roundTripsPerDecision').toFixed(3),
+          at(1, 'cpuMicrosPerDecision').toFixed(1),
+          at(1000, 'cpuMicrosPerDecision').toFixed(1),
+        ]);
+        results[`${topology}|${implementation}|${keyset}`] = Object.fromEntries(
+          LEVELS.map((inFlight) => [
+            inFlight,
+            Object.fromEntries(
+              ['decisionsPerSecond', 'roundTripsPerDecision', 'cpuMicrosPerDecision'].map((field) => [
+                field,
+                at(inFlight, field),
+              ]),
+            ),
+          ]),
+        );
+      }
+    }
+    console.log(
+      formatTable(
+        [
+          { header: 'implementation' },
+          { header: 'keys' },
+          ...LEVELS.map((inFlight) => ({ header: `${formatInteger(inFlight)} in flight, /s`, align: 'right' })),
+          { header: '÷ RLF at 1,000', align: 'right' },
+          { header: 'round trips / decision at 1,000', align: 'right' },
+          { header: 'CPU µs / decision at 1', align: 'right' },
+          { header: 'at 1,000', align: 'right' },
+        ],
+        rows,
+      ),
+    );
+    console.log('');
+  }
+  const target =
+    of('single', 'batched', '10k keys', 1000, 'decisionsPerSecond') /
+    of('single', 'rlf', '10k keys', 1000, 'decisionsPerSecond');
+  console.log(
+    `Target: Sluice batched ≥ 3× RateLimiterRedis at 1,000 in flight (one redis-server, 10k keys): ` +
+      `${target.toFixed(2)}× (${target >= 3 ? 'met' : 'missed'}).\n`,
+  );
+  const path = saveResults('scale', {
+    environment: env,
+    method: {
+      limit: LIMIT,
+      periodMs: PERIOD_MS,
+      rounds: ROUNDS,
+      levels: LEVELS,
+      warmupMs: WARMUP_MS,
+      measureMs: MEASURE_MS,
+    },
+    results,
+    rounds: Object.fromEntries(timed),
+    targets: { batchedOverRlfAt1000: { target: 3, measured: target } },
+  });
+  console.log(`Saved ${path}\n`);
+}
