@@ -1,0 +1,76 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { send } from './support/client.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const examples = ['http-node', 'http-express', 'http-fastify', 'http-hono', 'http-koa'] as const;
+// Under node_modules/.cache so the frameworks resolve; sluice's own subpaths come from src/ (never a stale dist/).
+const dir = join(root, 'node_modules', '.cache', `sluice-http-examples-${process.pid}`);
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+  const subpaths = ['http', 'express', 'fastify', 'hono', 'koa', 'redis'];
+  await build({
+    entryPoints: Object.fromEntries(examples.map((name) => [name, join(root, 'examples', `${name}.ts`)])),
+    outdir: dir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    alias: {
+      sluice: join(root, 'src/index.ts'),
+      ...Object.fromEntries(subpaths.map((name) => [`sluice/${name}`, join(root, `src/${name}.ts`)])),
+    },
+    logLevel: 'silent',
+  });
+});
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(name: string): Promise<string> {
+  const child = spawn(process.execPath, [join(dir, `${name}.js`)], {
+    env: { ...process.env, PORT: '0', REDIS_URL: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  let output = '';
+  while (!/listening on (http:\/\/127\.0\.0\.1:\d+)/.test(output)) {
+    const [chunk] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
+    output += chunk.toString();
+  }
+  return /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
+}
+
+describe.each(examples)('examples/%s.ts', (name) => {
+  it('nested limits, a report costing 5 of the key budget, a login limit: real process, real requests', async () => {
+    const url = await start(name);
+    const key = { 'x-api-key': 'k1' };
+    for (let i = 0; i < 10; i++) expect((await send(`${url}/`, { headers: key })).status).toBe(200);
+    const denied = await send(`${url}/`, { headers: key });
+    expect(denied.status).toBe(429);
+    const wait = Number(denied.headers.get('retry-after'));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(6); // 10 per minute: one unit every 6 s
+    // 10 admitted; the denied 11th charged neither limit, so per-ip shows 50, not 49.
+    expect(denied.headers.get('ratelimit')).toMatch(/^"per-ip";r=50;t=\d+, "per-key";r=0;t=\d+$/);
+
+    const report = await send(`${url}/report`, { headers: { 'x-api-key': 'k2' } });
+    expect(report.status).toBe(200);
+    expect(report.headers.get('ratelimit')).toMatch(/"per-key";r=5;/);
+
+    const logins = [];
+    for (let i = 0; i < 6; i++) logins.push((await send(`${url}/login`, { method: 'POST' })).status);
+    expect(logins).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+});
