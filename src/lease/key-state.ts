@@ -28,6 +28,11 @@ export interface KeyState extends RemoteView {
   deniedUnits: number;
   /** Until when that refusal stands (the remote's retry-after). */
   deniedUntilMs: number;
+  /**
+   * Until when the refusal is trusted without asking again: `deniedUntilMs`, or sooner when the
+   * fleet returns leases (units another instance returns can only be seen by asking).
+   */
+  trustRefusalUntilMs: number;
   /** Last request for the key, for lease return on idle. */
   usedAtMs: number;
   /** When the key last moved to the recent end of its table (see `key-table.ts`). */
@@ -48,6 +53,7 @@ export function createKeyState(nowMs: number): KeyState {
     expiresAtMs: nowMs,
     deniedUnits: 0,
     deniedUntilMs: nowMs,
+    trustRefusalUntilMs: nowMs,
     usedAtMs: nowMs,
     movedAtMs: nowMs,
     queue: undefined,

@@ -72,6 +72,9 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   const { remote, leaseSize, adaptiveDivisor, returnIdleMs, returnCheckIntervalMs, maxKeys, clock } =
     readLeaseOptions(options);
   const model = remoteModelOf(remote.algorithm);
+  // With lease return on, other instances may give units back while this one caches a refusal:
+  // it asks again after at most returnIdleMs, so returned units reach it within that time.
+  const refusalTrustMs = returnIdleMs > 0 ? returnIdleMs : Number.POSITIVE_INFINITY;
   const { limit, intervalMs } = model;
   const counters = createCounters();
   const nowMs = () => Math.floor(clock());
@@ -104,7 +107,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
 
   // Retry-after of a cached refusal covering `need` more units, or undefined when none does.
   const refusalFor = (state: KeyState, need: number, atMs: number): number | undefined => {
-    if (state.deniedUnits === 0 || need < state.deniedUnits || atMs >= state.deniedUntilMs) return undefined;
+    if (state.deniedUnits === 0 || need < state.deniedUnits || atMs >= state.trustRefusalUntilMs) return undefined;
     return model.retryAfterMs(state, atMs, need, state.deniedUnits, state.deniedUntilMs);
   };
 
@@ -148,7 +151,10 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     }
     let shortfall = cost - state.units;
     const heard = state.anchored ? model.remainingAt(state, askedAtMs) : undefined;
-    let units = Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
+    // Asking again before a refusal's retry-after only looks for units other instances returned:
+    // the shortfall, not a lease the remote said it cannot grant.
+    const probing = state.deniedUnits > 0 && askedAtMs < state.deniedUntilMs;
+    let units = probing ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
     let reply = await ask(key, units);
     if (!reply.allowed && !reply.degraded && units > shortfall) {
       // A lease of 30 against 10 left must not refuse a request for 1.
@@ -164,6 +170,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       counters.refusals++;
       state.deniedUnits = units;
       state.deniedUntilMs = askedAtMs + reply.retryAfterMs;
+      state.trustRefusalUntilMs = askedAtMs + Math.min(reply.retryAfterMs, refusalTrustMs);
       return answer(state, askedAtMs, false, reply.retryAfterMs);
     }
     counters.leases++;

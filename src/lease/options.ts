@@ -25,7 +25,9 @@ export interface LeasedLimiterOptions {
   /**
    * Return a key's unspent units to the remote once nobody has asked for it for this many ms
    * (on the limiter's clock). 0 (default) never returns on idle; `close()` always returns.
-   * Needs a remote with `refund` (GCRA, token bucket): a ConfigError otherwise.
+   * Needs a remote with `refund` (GCRA, token bucket): a ConfigError otherwise. Set it on every
+   * instance of the fleet: it also caps how long a cached refusal is trusted, so that units
+   * another instance returns are seen within `returnIdleMs`.
    */
   returnIdleMs?: number;
   /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCommandStats, roundTripsBetween } from '../../src/fleet/commandstats.js';
-import { createLeasedLimiter, gcra } from '../../src/index.js';
+import { createLeasedLimiter, gcra, tokenBucket } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/redis.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { FLEET, type FleetRun, type Load, lateQuiet, runFleet, skewed, uniform } from './support/fleet.js';
@@ -77,10 +77,32 @@ describe('skewed load: two instances get 5 requests, then go quiet', () => {
     expect(result.admitted).toBe(expected);
   });
 
-  it.each([1, 5, 20])('lease %i with return after 100 ms idle: 100 admitted', async (leaseSize) => {
-    const result = await run('skewed', leaseSize, skewed, { returnIdleMs: 100 });
+  // The quiet instances' last requests are at 0.12 s and they return at 1.12 s; at lease 20 the
+  // busy one has run dry at about 0.7 s and cached a refusal worth 36 s. With return on, a
+  // refusal is trusted for at most returnIdleMs, so it asks again (for the shortfall) by 1.7 s
+  // and finds the returned units.
+  it.each([1, 5, 20])('lease %i with return after 1 s idle: 100 admitted', async (leaseSize) => {
+    const result = await run('skewed', leaseSize, skewed, { returnIdleMs: 1000 });
     expect(result.admitted).toBe(100);
     expect(result.returnedUnits).toBe(2 * Math.max(0, leaseSize - 5));
+  });
+});
+
+describe('the same over a token bucket remote (capacity 100, 100 per hour)', () => {
+  const algorithm = tokenBucket({ capacity: 100, rate: 100, periodMs: FLEET.periodMs });
+  it.each([
+    [undefined, 70],
+    [100, 100],
+  ])('skewed, lease 20, return %s: %i admitted', async (returnIdleMs, expected) => {
+    const result = await runFleet(server, {
+      leaseSize: 20,
+      load: skewed,
+      algorithm,
+      ...(returnIdleMs && { returnIdleMs }),
+    });
+    expect(result.admitted).toBe(expected);
+    expect(result.admitted + result.held).toBe(100);
+    expect(result.redisRoundTrips).toBe(result.remoteCalls + result.returns);
   });
 });
 

@@ -239,6 +239,51 @@ describe('rule 8 and the synchronous hot path', () => {
   });
 });
 
+describe('peek, reset, and a policy-wrapped remote', () => {
+  it('peek answers from held units, else asks the remote and adds what is held', async () => {
+    const { remote, leased } = setup(20);
+    expect(await leased.peek('cold')).toMatchObject({ allowed: true, remaining: 100 });
+    await leased.limit('k', { cost: 5 });
+    expect(await leased.peek('k')).toMatchObject({ allowed: true, remaining: 95 });
+    expect(remote.calls()).toBe(2);
+    await leased.limit('k', { cost: 95 });
+    expect(remote.asked).toEqual([20, 80]);
+    const peeked = await leased.peek('k');
+    expect(peeked).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: T });
+    expect(await leased.limit('k')).toEqual(peeked);
+  });
+
+  it('reset forgets the key here and at the remote', async () => {
+    const { remote, leased } = setup(20);
+    await leased.limit('k');
+    await leased.reset('k');
+    expect(leased.stats()).toMatchObject({ keys: 0, heldUnits: 0 });
+    expect((await remote.peek('k')).remaining).toBe(100);
+    expect((await leased.limit('k')).remaining).toBe(99);
+  });
+
+  it('a degraded reply (the remote is policy-wrapped) is passed through and leases nothing', async () => {
+    const clock = manualClock();
+    const inner = createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: HOUR_MS }), clock: clock.now });
+    const openDecision: Decision = {
+      allowed: true,
+      limit: 100,
+      remaining: 100,
+      retryAfterMs: 0,
+      resetAfterMs: 0,
+      degraded: true,
+      degradedReason: 'timeout',
+      failure: 'open',
+    };
+    const remote = { ...inner, limit: () => Promise.resolve({ ...openDecision }) };
+    const leased = createLeasedLimiter({ remote, leaseSize: 10, clock: clock.now });
+    expect(await leased.limit('k')).toEqual(openDecision);
+    expect(await leased.limit('k')).toEqual(openDecision);
+    expect(leased.tryLimit('k')).toBeUndefined();
+    expect(leased.stats()).toMatchObject({ remoteCalls: 2, leases: 0, heldUnits: 0 });
+  });
+});
+
 describe('lease return', () => {
   it('returns the unspent units of keys idle for returnIdleMs, and forgets those keys', async () => {
     const { clock, remote, leased } = setup(20, { returnIdleMs: 1000, returnCheckIntervalMs: 0 });
@@ -251,6 +296,18 @@ describe('lease return', () => {
     expect(remote.refunded).toEqual([19]);
     expect(leased.stats()).toMatchObject({ keys: 1, returns: 1, returnedUnits: 19, heldUnits: 18 });
     expect((await remote.peek('idle')).remaining).toBe(99);
+  });
+
+  it('with return on, a cached refusal is trusted for at most returnIdleMs, then the remote is asked', async () => {
+    const { clock, remote, leased } = setup(1, { returnIdleMs: 1000, returnCheckIntervalMs: 0 });
+    await leased.limit('k', { cost: 100 });
+    expect((await leased.limit('k')).retryAfterMs).toBe(T);
+    clock.advance(999);
+    expect((await leased.limit('k')).retryAfterMs).toBe(T - 999);
+    expect(remote.calls()).toBe(2);
+    clock.advance(1);
+    expect((await leased.limit('k')).retryAfterMs).toBe(T - 1000);
+    expect(remote.calls()).toBe(3);
   });
 
   it('close() returns every unspent unit and closes the remote', async () => {

@@ -1,5 +1,5 @@
 import { readCommandStats, roundTripsBetween } from '../../../src/fleet/commandstats.js';
-import { createLeasedLimiter, gcra, type LeasedLimiter } from '../../../src/index.js';
+import { type Algorithm, createLeasedLimiter, gcra, type LeasedLimiter } from '../../../src/index.js';
 import { createRedisLimiter } from '../../../src/redis.js';
 import { manualClock } from '../../../src/testing/index.js';
 import type { RedisServer } from '../../support/redis-server.js';
@@ -39,6 +39,8 @@ export interface FleetOptions {
   /** Idle time after which an instance returns unspent units; undefined: no return. */
   returnIdleMs?: number;
   adaptive?: boolean;
+  /** The remote's algorithm; default GCRA at the fleet's limit. */
+  algorithm?: Algorithm;
 }
 
 let runs = 0;
@@ -52,7 +54,7 @@ let runs = 0;
  */
 export async function runFleet(server: RedisServer, options: FleetOptions): Promise<FleetRun> {
   const clock = manualClock();
-  const algorithm = gcra({ limit: FLEET.limit, periodMs: FLEET.periodMs });
+  const algorithm = options.algorithm ?? gcra({ limit: FLEET.limit, periodMs: FLEET.periodMs });
   const prefix = `fleet:${++runs}:`;
   const remotes: RecordingRemote[] = [];
   const instances: LeasedLimiter[] = [];

@@ -1,0 +1,210 @@
+/*
+ * Leasing: seed 000's lease dial on a real redis-server (started here on a free port): one key,
+ * every decision admitted, awaited one after another, for the Redis limiter alone ("direct") and
+ * leased over it at lease sizes 1, 10, 100 and 1000; ns per decision, speed-up, and Redis round
+ * trips per decision from INFO commandstats (which must be exactly 1 / lease size). Then the cost
+ * of a lease hit beside the memory GCRA decision in the same run (target ≤ 2×), and the chart
+ * docs/lease-dial.svg of cost and worst-case error against lease size.
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
+import { createLeasedLimiter, createMemoryLimiter, gcra } from '../dist/index.js';
+import { createRedisLimiter } from '../dist/redis.js';
+import { environment, formatEnvironment } from './lib/environment.mjs';
+import { leaseDialSvg } from './lib/lease-chart.mjs';
+import { withRedisServer } from './lib/redis-server.mjs';
+import { saveResults } from './lib/results.mjs';
+import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
+
+// 10 per second (T = 100 ms) with a burst no run can exhaust: every timed decision is admitted,
+// and a lease's units stay ahead of the schedule while they are spent.
+const algorithm = () => gcra({ limit: 10, periodMs: 1000, burst: 1_000_000_000 });
+const LEASE_SIZES = [1, 10, 100, 1000];
+// Decisions timed per dial variant: a multiple of every lease size, about 0.3 s each.
+const DIAL_DECISIONS = { direct: 3000, 1: 3000, 10: 30_000, 100: 300_000, 1000: 1_000_000 };
+const HIT_DECISIONS = 2_000_000;
+const ROUNDS = 5;
+
+/** One dial variant: a Redis limiter, leased or not, timed over DIAL_DECISIONS awaited calls. */
+async function dial(size) {
+  const redis = new Redis(process.env.BENCH_REDIS_URL, { maxRetriesPerRequest: 1 });
+  const prefix = `bench:lease:${process.pid}:`;
+  const remote = createRedisLimiter({ client: redis, algorithm: algorithm(), prefix });
+  const leaseSize = size === 'direct' ? undefined : Number(size);
+  const limiter = leaseSize ? createLeasedLimiter({ remote, leaseSize }) : remote;
+  // Keys start 10^8 units deep into their schedule (a backlog of 10^7 s), so a leased unit's slot
+  // is far ahead and none expires while a slow, cold process spends it: the dial measures cost.
+  for (const key of ['check', 'warm', 'hot']) await remote.limit(key, { cost: 100_000_000 });
+  if (leaseSize) {
+    // Correctness before timing: a lease serves exactly leaseSize decisions per remote call.
+    for (let i = 0; i < 2 * leaseSize; i++)
+      check((await limiter.limit('check')).allowed, 'a check decision is admitted');
+    check(limiter.stats().remoteCalls === 2, `${2 * leaseSize} decisions take 2 leases of ${leaseSize}`);
+  }
+  const decisions = DIAL_DECISIONS[size];
+  for (let i = 0; i < Math.min(decisions, 20_000); i++) await limiter.limit('warm');
+  const before = await readCommandStats(redis);
+  const calls = leaseSize ? limiter.stats().remoteCalls : 0;
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < decisions; i++) {
+    if (!(await limiter.limit('hot')).allowed) throw new Error('a timed decision was denied');
+  }
+  const ns = Number(process.hrtime.bigint() - started);
+  const after = await readCommandStats(redis);
+  return {
+    decisions,
+    nsPerOp: ns / decisions,
+    roundTripsPerDecision: roundTripsBetween(before, after) / decisions,
+    remoteCallsPerDecision: leaseSize ? (limiter.stats().remoteCalls - calls) / decisions : 1,
+  };
+}
+
+/** Synchronous loops on one hot key: the memory GCRA decision and the lease hit, same algorithm. */
+async function hit(kind) {
+  const memory = createMemoryLimiter({ algorithm: algorithm(), pruneIntervalMs: 0 });
+  const leased = createLeasedLimiter({
+    remote: createMemoryLimiter({ algorithm: algorithm(), pruneIntervalMs: 0 }),
+    leaseSize: 10_000_000,
+  });
+  await leased.limit('hot');
+  check(leased.tryLimit('hot')?.allowed === true, 'a lease hit is decided synchronously');
+  check(memory.limitSync('hot').allowed, 'the memory limiter admits');
+  const run = {
+    memory: () => memory.limitSync('hot'),
+    tryLimit: () => leased.tryLimit('hot'),
+    limit: () => leased.limit('hot'),
+  }[kind];
+  const loop = async (n) => {
+    let admitted = 0;
+    const started = process.hrtime.bigint();
+    if (kind === 'limit') for (let i = 0; i < n; i++) admitted += (await run()).allowed ? 1 : 0;
+    else for (let i = 0; i < n; i++) admitted += run()?.allowed ? 1 : 0;
+    const ns = Number(process.hrtime.bigint() - started);
+    check(admitted === n, `${kind}: every decision admitted`);
+    return ns / n;
+  };
+  await loop(HIT_DECISIONS / 4);
+  return { decisions: HIT_DECISIONS, nsPerOp: await loop(HIT_DECISIONS), remoteCalls: leased.stats().remoteCalls };
+}
+
+const DIAL_VARIANTS = ['direct', ...LEASE_SIZES.map(String)].map((size) => `dial:${size}`);
+const HIT_VARIANTS = ['memory', 'tryLimit', 'limit'].map((kind) => `hit:${kind}`);
+
+const variant = variantName();
+if (variant !== undefined) {
+  const [kind, name] = variant.split(':');
+  sendResult(kind === 'dial' ? await dial(name) : await hit(name));
+} else {
+  await withRedisServer(main);
+}
+
+async function main(server) {
+  const file = fileURLToPath(import.meta.url);
+  const env = { ...process.env, BENCH_REDIS_URL: server.url };
+  const dials = await runVariants(file, DIAL_VARIANTS, { rounds: ROUNDS, env });
+  const hits = await runVariants(file, HIT_VARIANTS, { rounds: ROUNDS, env });
+  const of = (results, name, field) => median(results.get(name).map((r) => r[field]));
+
+  const environmentInfo = environment({ 'redis-server': server.version });
+  console.log('## Leasing\n');
+  console.log(`${formatEnvironment(environmentInfo)}\n`);
+  console.log(
+    'The lease dial (seed 000): one key, every decision admitted, awaited one after another on one ioredis ' +
+      'connection to a redis-server on loopback; GCRA 10/s with a burst no run exhausts. "direct" is the Redis ' +
+      `limiter alone. Medians of ${ROUNDS} fresh processes in alternating order; Redis round trips from INFO ` +
+      'commandstats.\n',
+  );
+  const directNs = of(dials, 'dial:direct', 'nsPerOp');
+  const dialRows = DIAL_VARIANTS.map((name) => {
+    const size = name.split(':')[1];
+    const nsPerOp = of(dials, name, 'nsPerOp');
+    return {
+      size,
+      nsPerOp,
+      speedUp: directNs / nsPerOp,
+      roundTripsPerDecision: of(dials, name, 'roundTripsPerDecision'),
+      remoteCallsPerDecision: of(dials, name, 'remoteCallsPerDecision'),
+    };
+  });
+  for (const row of dialRows.slice(1)) {
+    check(
+      row.roundTripsPerDecision === 1 / Number(row.size),
+      `lease ${row.size}: round trips per decision = 1/${row.size}`,
+    );
+  }
+  console.log(
+    formatTable(
+      [
+        { header: 'lease size' },
+        { header: 'ns/op', align: 'right' },
+        { header: 'vs direct', align: 'right' },
+        { header: 'Redis round trips / decision', align: 'right' },
+      ],
+      dialRows.map((row) => [
+        row.size === 'direct' ? '— (direct)' : row.size,
+        formatInteger(Math.round(row.nsPerOp)),
+        `${row.speedUp.toFixed(row.speedUp < 10 ? 2 : 1)}×`,
+        row.roundTripsPerDecision.toPrecision(4),
+      ]),
+    ),
+  );
+  const steps = dialRows
+    .slice(1)
+    .map((row, i, rows) => (i === 0 ? undefined : [rows[i - 1], row]))
+    .filter(Boolean);
+  console.log('\nWhat each 10× step of the dial buys:\n');
+  console.log(
+    formatTable(
+      [{ header: 'step' }, { header: 'ns saved per decision', align: 'right' }],
+      steps.map(([from, to]) => [`${from.size} → ${to.size}`, formatInteger(Math.round(from.nsPerOp - to.nsPerOp))]),
+    ),
+  );
+
+  const memoryNs = of(hits, 'hit:memory', 'nsPerOp');
+  const hitRows = [
+    ['memory GCRA `limitSync` (the reference)', memoryNs],
+    ['lease hit, `tryLimit` (synchronous)', of(hits, 'hit:tryLimit', 'nsPerOp')],
+    ['lease hit, `await limit()`', of(hits, 'hit:limit', 'nsPerOp')],
+  ];
+  console.log(`\nThe local path: one hot key, ${formatInteger(HIT_DECISIONS)} decisions per process, same GCRA.\n`);
+  console.log(
+    formatTable(
+      [{ header: 'decision' }, { header: 'ns/op', align: 'right' }, { header: '÷ memory GCRA', align: 'right' }],
+      hitRows.map(([label, ns]) => [label, ns.toFixed(1), `${(ns / memoryNs).toFixed(2)}×`]),
+    ),
+  );
+  const hitRatio = (hitRows[1][1] ?? 0) / memoryNs;
+  console.log(
+    `\nTarget: a lease hit ≤ 2 × the memory GCRA decision: ${hitRatio.toFixed(2)}× (${hitRatio <= 2 ? 'met' : 'missed'}).\n`,
+  );
+
+  const svg = leaseDialSvg({
+    leaseSizes: LEASE_SIZES,
+    nsPerOp: dialRows.slice(1).map((row) => row.nsPerOp),
+    directNs,
+    instances: 3,
+    limits: [100, 1000, 10_000],
+    caption: `Measured: node ${process.version}, redis-server ${server.version}, loopback. Error: instances × (lease − 1), the most a fleet can strand.`,
+  });
+  const chart = new URL('../docs/lease-dial.svg', import.meta.url);
+  writeFileSync(chart, svg);
+  console.log(`Chart: ${fileURLToPath(chart)}\n`);
+
+  const path = saveResults('lease', {
+    environment: environmentInfo,
+    method: {
+      algorithm: 'gcra 10/s, burst 1e9',
+      rounds: ROUNDS,
+      dialDecisions: DIAL_DECISIONS,
+      hitDecisions: HIT_DECISIONS,
+    },
+    dial: dialRows.map((row) => ({ ...row, rounds: dials.get(`dial:${row.size}`) })),
+    hits: Object.fromEntries(
+      HIT_VARIANTS.map((name) => [name, { nsPerOp: of(hits, name, 'nsPerOp'), rounds: hits.get(name) }]),
+    ),
+    targets: { leaseHitVsMemoryGcra: { target: 2, measured: hitRatio } },
+  });
+  console.log(`Saved ${path}\n`);
+}
