@@ -525,6 +525,15 @@ export const scenarios: readonly Scenario[] = [
           }
         }
         for (const [key, count] of expected) expect((await limiter.peek(key)).remaining, key).toBe(1000 - count);
+        // Bytes Node's HTTP parser refuses never reach the adapter: 400 from Node, nothing charged.
+        const before = (await limiter.peek('default:127.0.0.1')).remaining;
+        expect(
+          await sendRaw(
+            port,
+            'GET /hello HTTP/1.1\r\nHost: x\r\nx-forwarded-for: 1.2.3.4\u0000\r\nConnection: close\r\n\r\n',
+          ),
+        ).toBe(400);
+        expect((await limiter.peek('default:127.0.0.1')).remaining).toBe(before);
       });
     },
   },
