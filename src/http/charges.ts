@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FailureMode } from '../decision.js';
 import { MAX_KEY_BYTES } from '../validate.js';
 import type { NamedRule } from './config.js';
@@ -18,7 +17,7 @@ export function chargesFor<Req>(
       const charge: Charge = {
         name: rule.name,
         limiter: rule.limiter,
-        key: storageKey(rule.name, identity === undefined || identity === '' ? info.ipKey : String(identity)),
+        key: await storageKey(rule.name, identity === undefined || identity === '' ? info.ipKey : String(identity)),
         cost: await costOf(rule, costs, info),
       };
       if (failure !== undefined) charge.failure = failure;
@@ -39,9 +38,15 @@ async function costOf<Req>(rule: NamedRule<Req>, costs: CostSpec<Req> | undefine
 /**
  * `<name>:<identity>`; when that would exceed the 512-byte key limit (an attacker-sized API
  * key header), `<name>:#<sha256 base64url>` instead, so the key stays deterministic and bounded.
+ * Web Crypto and TextEncoder rather than node:crypto and Buffer, so the Hono adapter runs on
+ * runtimes without Node's built-ins.
  */
-export function storageKey(name: string, identity: string): string {
+export async function storageKey(name: string, identity: string): Promise<string> {
   const key = `${name}:${identity}`;
-  if (key.length * 3 <= MAX_KEY_BYTES || Buffer.byteLength(key, 'utf8') <= MAX_KEY_BYTES) return key;
-  return `${name}:#${createHash('sha256').update(identity).digest('base64url')}`;
+  if (key.length * 3 <= MAX_KEY_BYTES || encoder.encode(key).length <= MAX_KEY_BYTES) return key;
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(identity)));
+  const base64 = btoa(String.fromCharCode(...digest));
+  return `${name}:#${base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
 }
+
+const encoder = new TextEncoder();

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { ConfigError } from '../errors.js';
 
-/** IPv6 prefix lengths accepted for keying: a /32 (an ISP allocation) to a /64 (one subnet), or 128 (the full address). */
+/** Default IPv6 prefix of IP keys: one subscriber site. Accepted: /32 (an ISP allocation) to /64 (one LAN), or 128 (the full address). */
 export const DEFAULT_IPV6_PREFIX = 56;
 
 /** Throws {@link ConfigError} unless `prefix` is an integer in 32..64 or exactly 128. */
