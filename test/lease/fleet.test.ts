@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCommandStats, roundTripsBetween } from '../../src/fleet/commandstats.js';
 import { createLeasedLimiter, gcra, tokenBucket } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/redis.js';
+import { manualClock } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { FLEET, type FleetRun, type Load, lateQuiet, runFleet, skewed, uniform } from './support/fleet.js';
 
@@ -126,10 +127,12 @@ describe('overload', () => {
   });
 
   it('1,000 concurrent calls on one cold key, lease 100, limit 10,000: exactly 10 Redis round trips', async () => {
+    // One injected clock for Redis and the instance: no unit can expire while the calls race.
+    const clock = manualClock();
     const algorithm = gcra({ limit: 10_000, periodMs: FLEET.periodMs });
-    const remote = createRedisLimiter({ client: server.connect(), algorithm, prefix: 'cold:' });
+    const remote = createRedisLimiter({ client: server.connect(), algorithm, prefix: 'cold:', clock: clock.now });
     await remote.limit('warm-up');
-    const leased = createLeasedLimiter({ remote, leaseSize: 100 });
+    const leased = createLeasedLimiter({ remote, leaseSize: 100, clock: clock.now });
     const admin = server.connect();
     const before = await readCommandStats(admin);
     const decisions = await Promise.all(Array.from({ length: 1000 }, () => leased.limit('cold')));
