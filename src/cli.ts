@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { cac } from 'cac';
+import { loadPatterns } from './fleet/loads.js';
 import { fleetModes } from './fleet/modes.js';
 import { INSTALL_HINT, locateRedisServer } from './fleet/redis-server.js';
 import { formatFleetReport } from './fleet/report.js';
@@ -15,6 +16,7 @@ interface FleetFlags {
   instances: unknown;
   redisUrl?: string;
   modes?: string;
+  loads?: string;
   json?: boolean;
 }
 
@@ -22,12 +24,16 @@ const cli = cac('sluice');
 
 cli
   .command('fleet', 'Show why a fleet needs a shared limiter: per-instance memory vs shared Redis')
-  .option('--requests <n>', 'Requests sent round-robin over the instances', { default: 1000 })
+  .option('--requests <n>', 'Requests sent per row', { default: 1000 })
   .option('--limit <n>', 'Units per period for the one client key', { default: 100 })
   .option('--period-ms <ms>', 'Period of the limit, in milliseconds', { default: 3_600_000 })
   .option('--instances <n>', 'Instance processes per row', { default: 3 })
   .option('--redis-url <url>', 'Use this Redis instead of starting a throwaway redis-server (default: $REDIS_URL)')
   .option('--modes <names>', `Rows to run, comma-separated (default: ${fleetModes.map((mode) => mode.name).join(',')})`)
+  .option(
+    '--loads <names>',
+    `Load patterns, one table each, comma-separated (default: ${loadPatterns.map((load) => load.name).join(',')})`,
+  )
   .option('--json', 'Print the report as JSON (progress still goes to stderr)')
   .action(fleet);
 
@@ -40,7 +46,8 @@ async function fleet(flags: FleetFlags): Promise<void> {
     limit: requireInteger('--limit', flags.limit),
     periodMs: requireInteger('--period-ms', flags.periodMs),
     instances: requireInteger('--instances', flags.instances),
-    modes: flags.modes?.split(',').map((name) => name.trim()),
+    modes: list(flags.modes),
+    loads: list(flags.loads),
     log: (line) => process.stderr.write(`${line}\n`),
   };
   const hint = (text: string) => (flags.json ? process.stderr : process.stdout).write(`${text}\n\n`);
@@ -57,6 +64,10 @@ async function fleet(flags: FleetFlags): Promise<void> {
   }
   const report = await runFleet(options);
   process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatFleetReport(report)}\n`);
+}
+
+function list(names: string | undefined): string[] | undefined {
+  return names?.split(',').map((name) => name.trim());
 }
 
 // Turn Ctrl-C and SIGTERM into an exit, whose hook kills every process the demo started.

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Algorithm } from '../algorithms/types.js';
+import { createLeasedLimiter } from '../lease/leased-limiter.js';
 import type { Limiter } from '../limiter.js';
 import { createMemoryLimiter } from '../stores/memory/memory-limiter.js';
 import { createRedisLimiter } from '../stores/redis/redis-limiter.js';
@@ -26,6 +27,25 @@ export interface FleetMode {
   create(context: FleetModeContext): Limiter;
 }
 
+/**
+ * Idle time after which the "return" rows give unspent units back. Short, so that returns land
+ * within the demo's pause in the skewed load (see loads.ts).
+ */
+export const RETURN_IDLE_MS = 100;
+
+const shared = ({ algorithm, redis, prefix }: FleetModeContext): Limiter =>
+  createRedisLimiter({ client: redis, algorithm, prefix });
+
+function leased(leaseSize: number, returning: boolean): FleetMode {
+  return {
+    name: `leased-${leaseSize}${returning ? '-return' : ''}`,
+    label: `Redis GCRA, leased ${leaseSize} at a time${returning ? `, returned after ${RETURN_IDLE_MS} ms idle` : ''}`,
+    usesRedis: true,
+    create: (context) =>
+      createLeasedLimiter({ remote: shared(context), leaseSize, returnIdleMs: returning ? RETURN_IDLE_MS : 0 }),
+  };
+}
+
 /** The rows of `sluice fleet`, in table order. */
 export const fleetModes: readonly FleetMode[] = [
   {
@@ -34,12 +54,11 @@ export const fleetModes: readonly FleetMode[] = [
     usesRedis: false,
     create: ({ algorithm }) => createMemoryLimiter({ algorithm }),
   },
-  {
-    name: 'redis',
-    label: 'shared Redis GCRA',
-    usesRedis: true,
-    create: ({ algorithm, redis, prefix }) => createRedisLimiter({ client: redis, algorithm, prefix }),
-  },
+  { name: 'redis', label: 'shared Redis GCRA', usesRedis: true, create: shared },
+  leased(5, false),
+  leased(20, false),
+  leased(5, true),
+  leased(20, true),
 ];
 
 /** The mode called `name`. @throws {Error} naming the known modes when there is none. */

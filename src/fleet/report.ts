@@ -1,44 +1,69 @@
 import type { FleetReport, FleetRow } from './run.js';
 import { formatInteger, formatTable } from './table.js';
 
-/** The fleet table and what it shows, as text for a terminal. */
+/** The fleet tables (one per load pattern) and what they show, as text for a terminal. */
 export function formatFleetReport(report: FleetReport): string {
   const { requests, limit, instances } = report;
-  const title =
-    `${instances} instances, ${formatInteger(requests)} requests round-robin from one client, ` +
-    `limit ${formatInteger(limit)} per ${formatPeriod(report.periodMs)} (GCRA, burst ${formatInteger(limit)})`;
-  const redis = report.redis
-    ? `Redis ${report.redis.version} at ${report.redis.url}${report.redis.startedHere ? ' (started for this run, stopped after)' : ''}`
-    : 'Redis: none';
-  const table = formatTable(
-    [
-      { header: 'mode' },
-      { header: 'admitted', align: 'right' },
-      { header: 'vs limit', align: 'right' },
-      { header: 'per instance' },
-      { header: 'denied', align: 'right' },
-      { header: 'errors', align: 'right' },
-      { header: 'Redis round trips', align: 'right' },
-      { header: 'per request', align: 'right' },
-    ],
-    report.rows.map((row) => cells(row, limit, requests)),
-  );
-  const lines = [title, redis, '', table, ''];
-  const memory = report.rows.find((row) => row.mode === 'memory' && row.ran);
-  const shared = report.rows.find((row) => row.mode === 'redis' && row.ran);
-  if (memory) {
+  const lines = [
+    `${instances} instances, ${formatInteger(requests)} requests per row from one client, ` +
+      `limit ${formatInteger(limit)} per ${formatPeriod(report.periodMs)} (GCRA, burst ${formatInteger(limit)})`,
+    report.redis
+      ? `Redis ${report.redis.version} at ${report.redis.url}${report.redis.startedHere ? ' (started for this run, stopped after)' : ''}`
+      : 'Redis: none',
+  ];
+  for (const load of report.loads) {
+    const rows = report.rows.filter((row) => row.load === load.name);
+    const sent = rows.find((row) => row.ran)?.sentPerInstance;
     lines.push(
+      '',
+      `Load: ${load.label}${sent ? ` (requests per instance: ${sent.map(formatInteger).join(' / ')})` : ''}`,
+      '',
+      formatTable(
+        [
+          { header: 'mode' },
+          { header: 'admitted', align: 'right' },
+          { header: 'vs limit', align: 'right' },
+          { header: 'admitted per instance' },
+          { header: 'denied', align: 'right' },
+          { header: 'errors', align: 'right' },
+          { header: 'Redis round trips', align: 'right' },
+          { header: 'per request', align: 'right' },
+        ],
+        rows.map((row) => cells(row, limit, requests)),
+      ),
+    );
+  }
+  lines.push('', ...explanations(report));
+  return lines.join('\n');
+}
+
+function explanations(report: FleetReport): string[] {
+  const { limit, requests, instances } = report;
+  const row = (load: string, mode: string) =>
+    report.rows.find((each) => each.load === load && each.mode === mode && each.ran);
+  const notes: string[] = [];
+  const memory = row('round-robin', 'memory');
+  if (memory) {
+    notes.push(
       `Each memory limiter sees only its own 1/${instances} of the traffic and admits up to ${formatInteger(limit)}: ` +
         `the fleet admitted ${formatInteger(memory.admitted)}, ${(memory.admitted / limit).toFixed(1)}× the limit.`,
     );
   }
+  const shared = row('round-robin', 'redis');
   if (shared && shared.redisRoundTrips !== null) {
-    lines.push(
+    notes.push(
       `One GCRA state in Redis, shared by every instance: ${formatInteger(shared.admitted)} admitted, ` +
         `at ${(shared.redisRoundTrips / requests).toFixed(3)} round trips per request (counted by INFO commandstats).`,
     );
   }
-  return lines.join('\n');
+  if (report.rows.some((each) => each.mode.startsWith('leased') && each.ran)) {
+    notes.push(
+      'Leasing takes quota from Redis in blocks and spends it locally: one round trip buys up to a lease of decisions, ' +
+        'and a refusal is cached, so denials cost no round trip. Units leased by an instance that then goes quiet are ' +
+        'stranded (under-admission of Σ max(0, lease − requests) over quiet instances) until they are returned.',
+    );
+  }
+  return notes;
 }
 
 function cells(row: FleetRow, limit: number, requests: number): string[] {

@@ -3,13 +3,14 @@ import type { Redis } from 'ioredis';
 import { scripts } from '../stores/redis/scripts/index.js';
 import { type CommandStats, commandsBetween, readCommandStats, roundTripsBetween } from './commandstats.js';
 import { type RunningInstances, startInstances } from './instances.js';
-import { driveRoundRobin } from './load.js';
+import { driveLoad } from './load.js';
+import { findLoad, loadPatterns } from './loads.js';
 import { type FleetMode, findMode, fleetModes } from './modes.js';
 import { type OwnedRedisServer, startRedisServer } from './redis-server.js';
 
 /** Options of {@link runFleet}. */
 export interface FleetOptions {
-  /** Requests sent, round-robin over the instances. */
+  /** Requests sent per row, spread over the instances by each load pattern. */
   requests: number;
   /** Units per period of the one client key (GCRA, burst = limit). */
   limit: number;
@@ -23,19 +24,24 @@ export interface FleetOptions {
   redis?: { url: string } | { command: string };
   /** Mode names, in row order; default every mode of {@link fleetModes}. */
   modes?: readonly string[];
+  /** Load pattern names, one table each; default every pattern of {@link loadPatterns}. */
+  loads?: readonly string[];
   /** The compiled instance entry; default `fleet-instance.js` beside this module (dist/). */
   instanceModule?: string | URL;
   /** Progress lines (the table is not logged). */
   log?: (line: string) => void;
 }
 
-/** One row of the table: one mode, run on a fresh set of instances. */
+/** One row of a table: one mode under one load, run on a fresh set of instances. */
 export interface FleetRow {
+  load: string;
   mode: string;
   label: string;
   /** false when the mode needs Redis and none was available. */
   ran: boolean;
   admitted: number;
+  /** Requests sent to each instance, in instance order. */
+  sentPerInstance: number[];
   /** Admitted per instance, in instance order. */
   admittedPerInstance: number[];
   denied: number;
@@ -57,19 +63,22 @@ export interface FleetReport {
   /** The one client key every request spends from. */
   key: string;
   redis: { url: string; version: string; startedHere: boolean } | null;
+  /** The load patterns run, in table order. */
+  loads: { name: string; label: string }[];
   rows: FleetRow[];
 }
 
 const KEY = 'demo-client';
 
 /**
- * The fleet demo: for each mode, forks `instances` HTTP servers guarded by that mode's limiter,
- * sends `requests` round-robin for one client key, and counts admissions per instance and
+ * The fleet demo: for each load pattern and mode, forks `instances` HTTP servers guarded by that
+ * mode's limiter, sends `requests` for one client key, and counts admissions per instance and
  * Redis round trips. Stops every process it started, whatever happens.
  */
 export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   const log = options.log ?? (() => {});
   const modes = (options.modes ?? fleetModes.map((mode) => mode.name)).map(findMode);
+  const loads = (options.loads ?? loadPatterns.map((load) => load.name)).map(findLoad);
   const instanceModule = options.instanceModule ?? new URL('./fleet-instance.js', import.meta.url);
   const runId = randomBytes(4).toString('hex');
   const report: FleetReport = {
@@ -79,6 +88,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
     instances: options.instances,
     key: KEY,
     redis: null,
+    loads: loads.map(({ name, label }) => ({ name, label })),
     rows: [],
   };
 
@@ -100,38 +110,42 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
       for (const script of Object.values(scripts)) await observer.script('LOAD', script.source);
     }
 
-    for (const mode of modes) {
-      if (mode.usesRedis && !observer) {
-        report.rows.push(skippedRow(mode, options.instances));
-        continue;
+    for (const load of loads) {
+      for (const mode of modes) {
+        if (mode.usesRedis && !observer) {
+          report.rows.push(skippedRow(load.name, mode, options.instances));
+          continue;
+        }
+        running = await startInstances(instanceModule, options.instances, {
+          mode: mode.name,
+          limit: options.limit,
+          periodMs: options.periodMs,
+          redisUrl: report.redis?.url,
+          prefix: `sluice:fleet:${runId}:${load.name}:${mode.name}:`,
+        });
+        log(
+          `${load.name}, ${mode.name}: ${options.instances} instances on ports ${running.ports.join(', ')} (pids ${running.pids.join(', ')})`,
+        );
+        const before = observer ? await readCommandStats(observer) : undefined;
+        const result = await driveLoad(running.ports, options.requests, KEY, load);
+        const after = observer ? await readCommandStats(observer) : undefined;
+        await running.stop();
+        running = undefined;
+        report.rows.push({
+          load: load.name,
+          mode: mode.name,
+          label: mode.label,
+          ran: true,
+          admitted: sum(result.admitted),
+          sentPerInstance: [...result.sent],
+          admittedPerInstance: [...result.admitted],
+          denied: sum(result.denied),
+          errors: sum(result.errors),
+          redisRoundTrips: delta(before, after, roundTripsBetween),
+          redisCommands: delta(before, after, commandsBetween),
+          elapsedMs: Math.round(result.elapsedMs),
+        });
       }
-      running = await startInstances(instanceModule, options.instances, {
-        mode: mode.name,
-        limit: options.limit,
-        periodMs: options.periodMs,
-        redisUrl: report.redis?.url,
-        prefix: `sluice:fleet:${runId}:${mode.name}:`,
-      });
-      log(
-        `${mode.name}: ${options.instances} instances on ports ${running.ports.join(', ')} (pids ${running.pids.join(', ')})`,
-      );
-      const before = observer ? await readCommandStats(observer) : undefined;
-      const load = await driveRoundRobin(running.ports, options.requests, KEY);
-      const after = observer ? await readCommandStats(observer) : undefined;
-      await running.stop();
-      running = undefined;
-      report.rows.push({
-        mode: mode.name,
-        label: mode.label,
-        ran: true,
-        admitted: sum(load.admitted),
-        admittedPerInstance: [...load.admitted],
-        denied: sum(load.denied),
-        errors: sum(load.errors),
-        redisRoundTrips: delta(before, after, roundTripsBetween),
-        redisCommands: delta(before, after, commandsBetween),
-        elapsedMs: Math.round(load.elapsedMs),
-      });
     }
     if (observer && !server) await deleteKeys(observer, `sluice:fleet:${runId}:*`);
     return report;
@@ -142,12 +156,14 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
   }
 }
 
-function skippedRow(mode: FleetMode, instances: number): FleetRow {
+function skippedRow(load: string, mode: FleetMode, instances: number): FleetRow {
   return {
+    load,
     mode: mode.name,
     label: mode.label,
     ran: false,
     admitted: 0,
+    sentPerInstance: Array.from({ length: instances }, () => 0),
     admittedPerInstance: Array.from({ length: instances }, () => 0),
     denied: 0,
     errors: 0,

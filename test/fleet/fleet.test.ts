@@ -66,32 +66,59 @@ async function closed(port: number): Promise<boolean> {
   return false;
 }
 
-function row(report: FleetReport, mode: string) {
-  const found = report.rows.find((each) => each.mode === mode);
-  if (!found) throw new Error(`no row '${mode}'`);
+function row(report: FleetReport, load: string, mode: string) {
+  const found = report.rows.find((each) => each.load === load && each.mode === mode);
+  if (!found) throw new Error(`no row '${load}, ${mode}'`);
   return found;
 }
 
-describe('fleet demo against a real redis-server', () => {
+// Each row forks its own instances: on a loaded 2-core machine a row can take seconds.
+describe('fleet demo against a real redis-server', { timeout: 180_000 }, () => {
   it('admits 300 with a memory limiter per instance, 100 with shared Redis GCRA, at 1 round trip per request', async () => {
     const report = await runFleet({
       requests: 1000,
       limit: 100,
       periodMs: 3_600_000,
       instances: 3,
+      modes: ['memory', 'redis'],
+      loads: ['round-robin'],
       redis: { url: server.url },
       instanceModule,
     });
 
-    const memory = row(report, 'memory');
+    const memory = row(report, 'round-robin', 'memory');
     expect(memory).toMatchObject({ ran: true, admitted: 300, denied: 700, errors: 0, redisRoundTrips: 0 });
+    expect(memory.sentPerInstance).toEqual([334, 333, 333]);
     expect(memory.admittedPerInstance).toEqual([100, 100, 100]);
 
-    const shared = row(report, 'redis');
+    const shared = row(report, 'round-robin', 'redis');
     expect(shared).toMatchObject({ ran: true, admitted: 100, denied: 900, errors: 0, redisRoundTrips: 1000 });
     // Round-robin from the start: instance i served requests i, i+3, … until the 100th admission.
     expect(shared.admittedPerInstance).toEqual([34, 33, 33]);
     expect(report.redis).toMatchObject({ url: server.url, startedHere: false });
+  });
+
+  // Seed 000's leasing table, on real processes: the round trips are the seed's (26 at lease 5,
+  // 11 at lease 20: leases until Redis runs dry, then one refusal of a lease and one of the
+  // shortfall per instance), and under skewed load lease 20 strands 2 × 15 units unless returned.
+  it('leased rows: exactly 100 under round-robin at 26 and 11 round trips; skewed lease 20 admits 70, or 100 with return', async () => {
+    const options = {
+      requests: 1000,
+      limit: 100,
+      periodMs: 3_600_000,
+      instances: 3,
+      redis: { url: server.url },
+      instanceModule,
+    };
+    const uniform = await runFleet({ ...options, modes: ['leased-5', 'leased-20'], loads: ['round-robin'] });
+    expect(row(uniform, 'round-robin', 'leased-5')).toMatchObject({ admitted: 100, errors: 0, redisRoundTrips: 26 });
+    expect(row(uniform, 'round-robin', 'leased-20')).toMatchObject({ admitted: 100, errors: 0, redisRoundTrips: 11 });
+
+    const skewed = await runFleet({ ...options, modes: ['leased-20', 'leased-20-return'], loads: ['skewed'] });
+    const stranded = row(skewed, 'skewed', 'leased-20');
+    expect(stranded.sentPerInstance).toEqual([5, 5, 990]);
+    expect(stranded).toMatchObject({ admitted: 70, admittedPerInstance: [5, 5, 60], errors: 0 });
+    expect(row(skewed, 'skewed', 'leased-20-return')).toMatchObject({ admitted: 100, admittedPerInstance: [5, 5, 90] });
   });
 
   it('leaves no keys behind on a Redis it did not start', async () => {
@@ -101,6 +128,7 @@ describe('fleet demo against a real redis-server', () => {
       periodMs: 3_600_000,
       instances: 2,
       modes: ['redis'],
+      loads: ['round-robin'],
       redis: { url: server.url },
       instanceModule,
     });
@@ -113,52 +141,65 @@ describe('fleet demo against a real redis-server', () => {
       limit: 10,
       periodMs: 60_000,
       instances: 2,
+      modes: ['memory', 'redis'],
+      loads: ['round-robin'],
       redis: { url: server.url },
       instanceModule,
     });
-    expect(row(report, 'memory')).toMatchObject({ admitted: 20, admittedPerInstance: [10, 10], redisRoundTrips: 0 });
-    expect(row(report, 'redis')).toMatchObject({ admitted: 10, admittedPerInstance: [5, 5], redisRoundTrips: 50 });
+    expect(row(report, 'round-robin', 'memory')).toMatchObject({ admitted: 20, admittedPerInstance: [10, 10] });
+    expect(row(report, 'round-robin', 'redis')).toMatchObject({ admitted: 10, admittedPerInstance: [5, 5] });
+    expect(row(report, 'round-robin', 'redis').redisRoundTrips).toBe(50);
   });
 
   it('rejects an unknown mode before starting anything', async () => {
     await expect(
       runFleet({ requests: 1, limit: 1, periodMs: 1000, instances: 1, modes: ['nope'], instanceModule }),
-    ).rejects.toThrow("unknown fleet mode 'nope'; known: memory, redis");
+    ).rejects.toThrow(
+      "unknown fleet mode 'nope'; known: memory, redis, leased-5, leased-20, leased-5-return, leased-20-return",
+    );
   });
 });
 
-describe('sluice fleet (the CLI)', () => {
+describe('sluice fleet (the CLI)', { timeout: 180_000 }, () => {
   it('starts a throwaway redis-server, prints the JSON report, and stops the server and instances', async () => {
-    const cli = startCli(['fleet', '--json', '--requests', '300', '--limit', '50'], { ...process.env, REDIS_URL: '' });
+    const cli = startCli(['fleet', '--json', '--requests', '300', '--limit', '50', '--modes', 'memory,redis'], {
+      ...process.env,
+      REDIS_URL: '',
+    });
     expect(await cli.exited).toBe(0);
     const report = JSON.parse(cli.stdout()) as FleetReport;
     expect(report.redis).toMatchObject({ startedHere: true });
-    expect(row(report, 'memory')).toMatchObject({ admitted: 150, admittedPerInstance: [50, 50, 50] });
-    expect(row(report, 'redis')).toMatchObject({ admitted: 50, redisRoundTrips: 300 });
+    expect(report.loads.map((load) => load.name)).toEqual(['round-robin', 'skewed']);
+    expect(row(report, 'round-robin', 'memory')).toMatchObject({ admitted: 150, admittedPerInstance: [50, 50, 50] });
+    expect(row(report, 'round-robin', 'redis')).toMatchObject({ admitted: 50, redisRoundTrips: 300 });
+    // Skewed: 5 requests to each instance, then the rest to the last one.
+    expect(row(report, 'skewed', 'memory')).toMatchObject({ admitted: 60, admittedPerInstance: [5, 5, 50] });
+    expect(row(report, 'skewed', 'redis')).toMatchObject({ admitted: 50, redisRoundTrips: 300 });
 
     const redisPort = Number(/on 127\.0\.0\.1:(\d+)/.exec(cli.stderr())?.[1]);
     const instancePorts = [...cli.stderr().matchAll(/ports ([\d, ]+) \(/g)].flatMap((match) =>
       (match[1] as string).split(', ').map(Number),
     );
-    expect(instancePorts).toHaveLength(6);
+    expect(instancePorts).toHaveLength(12);
     for (const port of [redisPort, ...instancePorts]) expect(await closed(port)).toBe(true);
   });
 
   it('prints the table for people', async () => {
-    const cli = startCli(['fleet', '--redis-url', server.url]);
+    const cli = startCli(['fleet', '--redis-url', server.url, '--loads', 'round-robin', '--modes', 'memory,redis']);
     expect(await cli.exited).toBe(0);
-    expect(cli.stdout()).toMatch(/\| memory limiter in each instance \|\s+300 \|\s+3\.00× \| 100 \/ 100 \/ 100 /);
+    expect(cli.stdout()).toMatch(/\| memory limiter in each instance\s+\|\s+300 \|\s+3\.00× \| 100 \/ 100 \/ 100 /);
     expect(cli.stdout()).toMatch(
       /\| shared Redis GCRA\s+\|\s+100 \|\s+1\.00× \| 34 \/ 33 \/ 33 .*\|\s+1,000 \|\s+1\.000 \|/,
     );
   });
 
   it('without redis-server on PATH, says how to install it and runs the memory row (exit 0)', async () => {
-    const cli = startCli(['fleet', '--requests', '300'], { PATH: '/nonexistent' });
+    const cli = startCli(['fleet', '--requests', '300', '--loads', 'round-robin'], { PATH: '/nonexistent' });
     expect(await cli.exited).toBe(0);
     expect(cli.stdout()).toContain('sudo apt-get install redis-server');
-    expect(cli.stdout()).toMatch(/\| memory limiter in each instance \|\s+300 \|/);
+    expect(cli.stdout()).toMatch(/\| memory limiter in each instance\s+\|\s+300 \|/);
     expect(cli.stdout()).toMatch(/\| shared Redis GCRA\s+\|.*skipped: no Redis/);
+    expect(cli.stdout()).toMatch(/\| Redis GCRA, leased 20 at a time\s+\|.*skipped: no Redis/);
   });
 
   it('on SIGINT stops the redis-server and the instances it started', async () => {
