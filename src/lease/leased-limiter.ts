@@ -184,7 +184,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     recordLease(state, askedAtMs, units, reply.resetAfterMs, intervalMs);
     // The remote admitted these units at the time it was asked: the head spends them there.
     state.units -= cost;
-    if (adaptiveDivisor > 0) {
+    if (adaptiveDivisor > 0 && remote.refund !== undefined) {
       // What this instance heard before leasing may be stale; the reply is not. Keep no more
       // than a divisor-th of what the remote held before this lease, and give the rest back.
       const excess = state.units - Math.floor((reply.remaining + units) / adaptiveDivisor);

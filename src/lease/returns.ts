@@ -11,7 +11,8 @@ export interface Returns {
   takeBack(key: string, state: KeyState): Promise<number>;
   /**
    * Refunds the latest `units` of the key's held units (the adaptive trim): a refund moves the
-   * remote's schedule back from its end, so the units kept are the earlier slots.
+   * remote's schedule back from its end, so the units kept are the earlier slots. Call it only
+   * for a remote that takes refunds.
    */
   trim(key: string, state: KeyState, units: number): Promise<number>;
   /** Returns the units of every key idle for `returnIdleMs` and forgets those keys. */
@@ -63,7 +64,6 @@ export function createReturns(context: ReturnsContext): Returns {
   return {
     takeBack,
     trim(key, state, units) {
-      if (refund === undefined) return Promise.resolve(0);
       state.units -= units;
       state.endMs -= units * context.intervalMs;
       return giveBack(key, units);

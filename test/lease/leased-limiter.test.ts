@@ -339,6 +339,23 @@ describe('adaptive lease size', () => {
   });
 });
 
+describe('adaptive trim: a stale view took a full lease near exhaustion', () => {
+  // The instance last heard 80 left; meanwhile others spent 56, so its lease of 20 leaves 4.
+  it.each([
+    ['gcra', gcra({ limit: 100, periodMs: HOUR_MS }), [13], 6],
+    ['fixed-window (no refund: nothing to trim)', fixedWindow({ limit: 100, windowMs: HOUR_MS }), [], 19],
+  ])('%s', async (_, algorithm, refunded, held) => {
+    const { remote, leased } = setup(20, { adaptive: true, algorithm });
+    await leased.limit('k');
+    for (let i = 0; i < 19; i++) leased.tryLimit('k');
+    await remote.limit('k', { cost: 56 });
+    // Before the lease the remote held 24: keep ⌊24 / 4⌋ = 6, give 13 back; remaining is 23 either way.
+    expect((await leased.limit('k')).remaining).toBe(23);
+    expect(remote.refunded).toEqual(refunded);
+    expect(leased.stats().heldUnits).toBe(held);
+  });
+});
+
 describe('configuration', () => {
   const remote = createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: HOUR_MS }) });
   it.each([
