@@ -85,9 +85,25 @@ function masters(topology) {
   return urls.map((url) => new Redis(url));
 }
 
-async function roundTrips(nodes) {
-  const stats = await Promise.all(nodes.map(readCommandStats));
-  return (before) => stats.reduce((sum, after, i) => sum + roundTripsBetween(before[i], after), 0);
+/** Script calls and CPU seconds (user + system, INFO cpu) of every master, to subtract later readings from. */
+async function serverReading(nodes) {
+  return Promise.all(
+    nodes.map(async (node) => {
+      const cpu = await node.info('cpu');
+      const seconds = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
+      return { stats: await readCommandStats(node), cpuSeconds: seconds('used_cpu_user') + seconds('used_cpu_sys') };
+    }),
+  );
+}
+
+function serverDelta(before, after) {
+  let roundTrips = 0;
+  let cpuSeconds = 0;
+  for (let i = 0; i < after.length; i++) {
+    roundTrips += roundTripsBetween(before[i].stats, after[i].stats);
+    cpuSeconds += after[i].cpuSeconds - before[i].cpuSeconds;
+  }
+  return { roundTrips, cpuSeconds };
 }
 
 /** Exactness before speed: 1,280 racing decisions on one key with limit 100 admit exactly 100. */
@@ -124,18 +140,19 @@ async function measureVariant(topology, implementation, keysetName) {
   await drive(decide, keys, 100, WARMUP_MS);
   const levels = {};
   for (const inFlight of LEVELS) {
-    const before = await Promise.all(nodes.map(readCommandStats));
+    const before = await serverReading(nodes);
     const cpu = process.cpuUsage();
     const run = await drive(decide, keys, inFlight, MEASURE_MS);
     const used = process.cpuUsage(cpu);
-    // The INFO reads that follow are not decisions; roundTripsBetween counts script calls only.
-    const trips = (await roundTrips(nodes))(before);
+    // roundTripsBetween counts script calls only, so the INFO reads are not counted as decisions.
+    const server = serverDelta(before, await serverReading(nodes));
     check(run.denied === 0, `every timed decision is an admission (${run.denied} denied)`);
     levels[inFlight] = {
       decisions: run.decisions,
       decisionsPerSecond: run.decisions / run.seconds,
-      roundTripsPerDecision: trips / run.decisions,
+      roundTripsPerDecision: server.roundTrips / run.decisions,
       cpuMicrosPerDecision: (used.user + used.system) / run.decisions,
+      redisCpuMicrosPerDecision: (server.cpuSeconds * 1e6) / run.decisions,
     };
   }
   return levels;
@@ -176,7 +193,8 @@ async function main(server, cluster) {
     `Exact decisions (every one an admission, which writes) kept 1 / 100 / 1,000 in flight for ${MEASURE_MS} ms each after ` +
       `a ${WARMUP_MS} ms warm-up, on one hot key or over 10k keys; one ioredis client (\`Redis\` or \`Cluster\`) per process. ` +
       `Medians of ${ROUNDS} fresh processes per variant in alternating order. Round trips: script calls from INFO ` +
-      'commandstats, summed over the masters. CPU: `process.cpuUsage()` of the deciding Node process per decision. ' +
+      'commandstats, summed over the masters. Node CPU: `process.cpuUsage()` of the deciding process; Redis CPU: ' +
+      '`used_cpu_user + used_cpu_sys` (INFO cpu) summed over the masters; both per decision. ' +
       'Node, the benchmark and every redis-server share the 2 cores: the Cluster cannot run its 3 masters in parallel ' +
       'here, so its figures show its overhead, not its scaling.\n',
   );
@@ -194,17 +212,16 @@ async function main(server, cluster) {
           ...LEVELS.map((inFlight) => formatInteger(at(inFlight, 'decisionsPerSecond'))),
           implementation === 'rlf' ? '1.00×' : `${ratio.toFixed(2)}×`,
           at(1000, 'roundTripsPerDecision').toFixed(3),
-          at(1, 'cpuMicrosPerDecision').toFixed(1),
           at(1000, 'cpuMicrosPerDecision').toFixed(1),
+          at(1000, 'redisCpuMicrosPerDecision').toFixed(1),
         ]);
         results[`${topology}|${implementation}|${keyset}`] = Object.fromEntries(
           LEVELS.map((inFlight) => [
             inFlight,
             Object.fromEntries(
-              ['decisionsPerSecond', 'roundTripsPerDecision', 'cpuMicrosPerDecision'].map((field) => [
-                field,
-                at(inFlight, field),
-              ]),
+              ['decisionsPerSecond', 'roundTripsPerDecision', 'cpuMicrosPerDecision', 'redisCpuMicrosPerDecision'].map(
+                (field) => [field, at(inFlight, field)],
+              ),
             ),
           ]),
         );
@@ -218,8 +235,8 @@ async function main(server, cluster) {
           ...LEVELS.map((inFlight) => ({ header: `${formatInteger(inFlight)} in flight, /s`, align: 'right' })),
           { header: '÷ RLF at 1,000', align: 'right' },
           { header: 'round trips / decision at 1,000', align: 'right' },
-          { header: 'CPU µs / decision at 1', align: 'right' },
-          { header: 'at 1,000', align: 'right' },
+          { header: 'Node CPU µs / decision at 1,000', align: 'right' },
+          { header: 'Redis CPU µs / decision at 1,000', align: 'right' },
         ],
         rows,
       ),

@@ -4,7 +4,9 @@ import type { Cluster } from 'ioredis';
 import { Cluster as ValkeyCluster } from 'iovalkey';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gcra } from '../../src/index.js';
+import { type Charge, chargeAll } from '../../src/http/nested.js';
+import { createLeasedLimiter, gcra } from '../../src/index.js';
+import { createHeartbeat } from '../../src/policy/index.js';
 import { createRedisLimiter, createShardedLimiter, keySlot } from '../../src/redis.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { manualClock, runConformance } from '../../src/testing/index.js';
@@ -171,6 +173,73 @@ describe('Redis Cluster: slots', () => {
     expect(decisions.filter((d) => d.allowed)).toHaveLength(100);
     expect(decisions.slice(0, 100).every((d) => d.allowed)).toBe(true);
     expect(scriptCallsBetween(before, after)).toBe(4);
+  });
+});
+
+runConformance({
+  name: 'leased limiter, leaseSize 1, over ioredis Cluster',
+  test: { describe, it },
+  algorithms: ['gcra', 'token-bucket', 'fixed-window'],
+  create: (algorithm, clock, connection) =>
+    createLeasedLimiter({
+      remote: createRedisLimiter({ client: ioredis[connection], algorithm, clock: clock.now, batch: true }),
+      leaseSize: 1,
+      clock: clock.now,
+    }),
+});
+
+describe('Redis Cluster: leasing, nested limits and the heartbeat registry', () => {
+  it('leases of 10 over a Cluster remote admit exactly the limit across 4 instances, and give unspent units back', async () => {
+    const clock = manualClock();
+    const algorithm = gcra({ limit: 100, periodMs: 60_000 });
+    const prefix = 'leased:';
+    const instances = ioredis.map((client) =>
+      createLeasedLimiter({
+        remote: createRedisLimiter({ client, algorithm, prefix, clock: clock.now }),
+        leaseSize: 10,
+        clock: clock.now,
+      }),
+    );
+    const decisions = await Promise.all(
+      Array.from({ length: 400 }, (_, i) => (instances[i % 4] as (typeof instances)[number]).limit('k')),
+    );
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(100);
+    await Promise.all(instances.map((instance) => instance.close()));
+  });
+
+  it('charges nested GCRA limits on keys in different slots all or nothing (refund on the per-key denial)', async () => {
+    const clock = manualClock();
+    const limiter = (limit: number, prefix: string) =>
+      createRedisLimiter({
+        client: ioredis[0],
+        algorithm: gcra({ limit, periodMs: 60_000 }),
+        prefix,
+        clock: clock.now,
+      });
+    const perIp = limiter(10, 'nested-ip:');
+    const perKey = limiter(3, 'nested-key:');
+    expect(keySlot('nested-ip:{203.0.113.9}')).not.toBe(keySlot('nested-key:{api-key-1}'));
+    const charges: Charge[] = [
+      { name: 'per-ip', limiter: perIp, key: '203.0.113.9', cost: 1 },
+      { name: 'per-key', limiter: perKey, key: 'api-key-1', cost: 1 },
+    ];
+    const fail = () => {
+      throw new Error('no refund should fail');
+    };
+    for (let i = 0; i < 3; i++) expect((await chargeAll(charges, fail)).allowed).toBe(true);
+    const fourth = await chargeAll(charges, fail);
+    expect(fourth).toMatchObject({ allowed: false, strategy: 'refund' });
+    expect((await perIp.peek('203.0.113.9')).remaining).toBe(7);
+  });
+
+  it('counts live instances in one registry key: 3 heartbeats see 3, then 2 after one leaves', async () => {
+    const name = `cluster-${randomInt(1e9)}`;
+    const beats = [0, 1, 2].map((i) => createHeartbeat({ client: ioredis[i], name, intervalMs: 60_000 }));
+    await Promise.all(beats.map((beat) => beat.beat()));
+    expect(await Promise.all(beats.map((beat) => beat.beat()))).toEqual([3, 3, 3]);
+    await beats[2]?.close();
+    expect(await beats[0]?.beat()).toBe(2);
+    await Promise.all(beats.map((beat) => beat.close()));
   });
 });
 
