@@ -14,6 +14,8 @@ export default defineConfig([
       koa: 'src/koa.ts',
     },
     format: ['esm', 'cjs'],
+    // Shared chunks in CJS too: one copy of each error class, so `instanceof` holds across entries.
+    splitting: true,
     dts: true,
     clean: true,
     target: 'node20',

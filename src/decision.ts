@@ -52,6 +52,15 @@ export type DegradedReason = 'timeout' | 'connection' | 'script-error' | 'breake
  */
 export type FailureMode = 'open' | 'closed' | 'fallback';
 
+/**
+ * The answer of `peek`: what the key holds now (`remaining`, `resetAfterMs`, from a cost-0
+ * decision) and whether one more unit would pass (`allowed`, `retryAfterMs`, from a cost-1
+ * decision that was not applied).
+ */
+export function peekDecision(held: Decision, next: Decision): Decision {
+  return { ...held, allowed: next.allowed, retryAfterMs: next.retryAfterMs };
+}
+
 /** Options of one call. */
 export interface LimitOptions {
   /** Units this request spends: a non-negative safe integer. Default 1. Cost 0 reports without spending. */

@@ -3,6 +3,9 @@ import { ConfigError, InvalidCostError, InvalidKeyError } from './errors.js';
 /** Longest key accepted, in UTF-8 bytes: long enough for any identity, short enough to bound memory. */
 export const MAX_KEY_BYTES = 512;
 
+// TextEncoder, not Buffer: the HTTP layer also runs on fetch-style runtimes (Hono).
+const utf8 = new TextEncoder();
+
 /** Returns the cost of a call (default 1) or throws {@link InvalidCostError}. */
 export function costOf(options: { cost?: number } | undefined): number {
   const cost = options?.cost ?? 1;
@@ -16,7 +19,7 @@ export function checkKey(key: unknown): asserts key is string {
     throw new InvalidKeyError('key must be a non-empty string');
   }
   // A UTF-16 code unit encodes to at most 3 UTF-8 bytes, so short keys need no byte count.
-  if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
+  if (key.length * 3 > MAX_KEY_BYTES && utf8.encode(key).byteLength > MAX_KEY_BYTES) {
     throw new InvalidKeyError(`key must be at most ${MAX_KEY_BYTES} UTF-8 bytes`);
   }
 }

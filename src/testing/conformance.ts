@@ -223,8 +223,8 @@ const properties: Record<PropertyName, Check> = {
         remaining: LIMIT,
         retryAfterMs: 0,
       });
-      await limiter.limit(key, { cost: LIMIT - 1 });
-      assert.equal((await limiter.peek(key)).remaining, 1);
+      const spent = await limiter.limit(key, { cost: LIMIT - 1 });
+      assert.deepEqual(await limiter.peek(key), spent, 'peek reports what the key holds now');
       assert.equal((await limiter.peek(key)).remaining, 1, 'peek spends nothing');
       await limiter.limit(key);
       const peeked = await limiter.peek(key);

@@ -1,5 +1,5 @@
 import type { Algorithm } from '../../algorithms/types.js';
-import type { Decision, LimitOptions } from '../../decision.js';
+import { type Decision, type LimitOptions, peekDecision } from '../../decision.js';
 import { type Clock, monotonicClock, type SyncLimiter } from '../../limiter.js';
 import { checkKey, costOf, requireInteger } from '../../validate.js';
 import { createSlotTable } from './slot-table.js';
@@ -47,24 +47,31 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   // Decides for keys not in the table, so a denied stranger never takes a slot.
   const scratch = new Float64Array(width);
 
-  const decide = (key: string, cost: number, commit: boolean): Decision => {
+  const decide = (key: string, cost: number): Decision => {
     checkKey(key);
     const nowMs = Math.floor(clock());
     const slot = table.find(key);
-    if (slot !== -1) return algorithm.decide(table.state, slot * width, nowMs, cost, commit);
+    if (slot !== -1) return algorithm.decide(table.state, slot * width, nowMs, cost, true);
     scratch.fill(0);
-    const decision = algorithm.decide(scratch, 0, nowMs, cost, commit);
-    if (commit && decision.allowed && cost > 0) {
+    const decision = algorithm.decide(scratch, 0, nowMs, cost, true);
+    if (decision.allowed && cost > 0) {
       const inserted = table.insert(key, nowMs); // may grow the table, replacing `table.state`
       table.state.set(scratch, inserted * width);
     }
     return decision;
   };
-  const limitSync = (key: string, limitOptions?: LimitOptions): Decision => decide(key, costOf(limitOptions), true);
+  const limitSync = (key: string, limitOptions?: LimitOptions): Decision => decide(key, costOf(limitOptions));
   const peekSync = (key: string): Decision => {
-    const decision = decide(key, 1, false);
-    if (decision.allowed) decision.remaining += 1;
-    return decision;
+    checkKey(key);
+    const nowMs = Math.floor(clock());
+    const slot = table.find(key);
+    if (slot === -1) scratch.fill(0);
+    const state = slot === -1 ? scratch : table.state;
+    const offset = slot === -1 ? 0 : slot * width;
+    return peekDecision(
+      algorithm.decide(state, offset, nowMs, 0, false),
+      algorithm.decide(state, offset, nowMs, 1, false),
+    );
   };
   const resetSync = (key: string): void => {
     checkKey(key);

@@ -1,5 +1,5 @@
 import type { Algorithm } from '../../algorithms/types.js';
-import type { Decision } from '../../decision.js';
+import { type Decision, peekDecision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
 import type { Limiter } from '../../limiter.js';
 import { checkKey, costOf, requireInteger } from '../../validate.js';
@@ -58,27 +58,36 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const batcher = batcherOf(client, script, options);
   const refundScript = refundScripts[algorithm.name];
 
-  const call = async (key: string, cost: number, commit: boolean): Promise<Decision> => {
-    checkKey(key);
-    const now = clock ? String(Math.floor(clock())) : '';
-    let reply: unknown;
+  const nowArg = () => (clock ? String(Math.floor(clock())) : '');
+  const call = async (run: () => Promise<unknown>): Promise<unknown> => {
     try {
-      reply = batcher
-        ? await batcher.decide(`${prefix}{${key}}`, now, cost, commit)
-        : await runScript(client, script, [`${prefix}{${key}}`], [now, ...params, cost, commit ? 1 : 0]);
+      return await run();
     } catch (error) {
       throw new StoreUnavailableError(`Redis could not decide for '${algorithm.name}'`, error);
     }
-    return toDecision(reply, algorithm.limit);
   };
 
   return {
     algorithm,
-    limit: async (key, limitOptions) => call(key, costOf(limitOptions), true),
+    async limit(key, limitOptions) {
+      checkKey(key);
+      const cost = costOf(limitOptions);
+      const redisKey = `${prefix}{${key}}`;
+      const reply = await call(() =>
+        batcher
+          ? batcher.decide(redisKey, nowArg(), cost, true)
+          : runScript(client, script, [redisKey], [nowArg(), ...params, cost, 1]),
+      );
+      return toDecision(reply, algorithm.limit, 0);
+    },
     async peek(key) {
-      const decision = await call(key, 1, false);
-      if (decision.allowed) decision.remaining += 1;
-      return decision;
+      checkKey(key);
+      const redisKey = `${prefix}{${key}}`;
+      // One round trip: the script decides cost 0 and an unapplied cost 1 on the same key.
+      const reply = await call(() =>
+        runScript(client, script, [redisKey, redisKey], [nowArg(), ...params, 0, 0, 1, 0]),
+      );
+      return peekDecision(toDecision(reply, algorithm.limit, 0), toDecision(reply, algorithm.limit, 1));
     },
     async reset(key) {
       checkKey(key);
@@ -95,9 +104,8 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
         checkKey(key);
         if (costOf({ cost: units }) === 0) return;
         await batcher?.drain();
-        const now = clock ? String(Math.floor(clock())) : '';
         try {
-          await runScript(client, refundScript, [`${prefix}{${key}}`], [now, ...params, units]);
+          await runScript(client, refundScript, [`${prefix}{${key}}`], [nowArg(), ...params, units]);
         } catch (error) {
           throw new StoreUnavailableError(`Redis could not refund for '${algorithm.name}'`, error);
         }
@@ -125,12 +133,13 @@ function batcherOf(client: ScriptClient, script: LuaScript, options: RedisLimite
 
 const resetScript = defineScript("return redis.call('DEL', KEYS[1])");
 
-/** Reads `{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}` from a script reply. */
-function toDecision(reply: unknown, limit: number): Decision {
-  if (!Array.isArray(reply) || reply.length !== 4 || !reply.every(Number.isInteger)) {
+/** Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a script reply. */
+function toDecision(reply: unknown, limit: number, index: number): Decision {
+  const fields = Array.isArray(reply) ? reply.slice(4 * index, 4 * index + 4) : [];
+  if (fields.length !== 4 || !fields.every(Number.isInteger)) {
     throw new StoreUnavailableError(`unreadable script reply: ${JSON.stringify(reply)}`);
   }
-  const [allowed, remaining, retryAfterMs, resetAfterMs] = reply as number[];
+  const [allowed, remaining, retryAfterMs, resetAfterMs] = fields as number[];
   return {
     allowed: allowed === 1,
     limit,
