@@ -5,7 +5,7 @@ import { type LuaScript, runScript, type ScriptClient } from './script.js';
 export interface BatchOptions {
   /**
    * Most decisions in one script call. Redis runs a script alone, so this bounds how long one
-   * call holds the server (≈ 2–5 µs per decision). Integer ≥ 1; default 256.
+   * call holds the server (a few µs per decision; docs/deployment.md). Integer ≥ 1; default 256.
    */
   maxDecisions?: number;
   /**

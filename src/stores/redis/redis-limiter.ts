@@ -84,9 +84,14 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       checkKey(key);
       const redisKey = `${prefix}{${key}}`;
       // One round trip: the script decides cost 0 and an unapplied cost 1 on the same key.
-      const reply = await call(() =>
-        runScript(client, script, [redisKey, redisKey], [nowArg(), ...params, 0, 0, 1, 0]),
-      );
+      // Batched, both join the queue, so the peek sees the decisions queued before it.
+      const reply = await call(() => {
+        const now = nowArg();
+        if (!batcher) return runScript(client, script, [redisKey, redisKey], [now, ...params, 0, 0, 1, 0]);
+        return Promise.all([batcher.decide(redisKey, now, 0, false), batcher.decide(redisKey, now, 1, false)]).then(
+          (replies) => replies.flat(),
+        );
+      });
       return peekDecision(toDecision(reply, algorithm.limit, 0), toDecision(reply, algorithm.limit, 1));
     },
     async reset(key) {

@@ -8,7 +8,7 @@ export interface NodeRedisEvalOptions {
 }
 
 /**
- * The shape of a node-redis (v4/v5, package `redis`) client Sluice uses: `createClient()` and
+ * The shape of a node-redis (v5, package `redis`) client Sluice uses: `createClient()` and
  * `createSentinel()` carry `evalSha(sha, { keys, arguments })`; `createCluster()` too, and
  * `sendCommand(firstKey, isReadonly, args)`, which Sluice uses to route each call itself.
  */
