@@ -10,7 +10,8 @@
  * until every instance has had a decision taken by Redis again once the server was back (the
  * clients' outage); its figures are the decisions started in it.
  * "Redis calls" are the script calls the limiters sent between the fault and the server being
- * back (heartbeats not included: one per instance per second).
+ * back (heartbeats not included: one per instance per second). Last, the cost of the wrapper
+ * on a healthy store: awaited decisions, bare and wrapped, on memory and on Redis.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -18,12 +19,12 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { formatInteger, formatTable, INSTALL_REDIS, locateRedisServer } from '../dist/fleet.js';
-import { gcra } from '../dist/index.js';
+import { createMemoryLimiter, gcra } from '../dist/index.js';
 import { createHeartbeat, withFailurePolicy } from '../dist/policy.js';
 import { createRedisLimiter, toScriptClient } from '../dist/redis.js';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { saveResults } from './lib/results.mjs';
-import { check, runVariants, sendResult, variantName } from './lib/variants.mjs';
+import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 const FILE = fileURLToPath(import.meta.url);
 const POLICIES = ['none', 'open', 'closed', 'fallback'];
@@ -305,12 +306,42 @@ async function accuracy(scenario) {
   return { scenario, admitted, total: admitted.reduce((a, b) => a + b, 0), heardInstances: heard[0] };
 }
 
+// ---------------------------------------------------------------- cost of the wrapper when healthy
+
+/** ns per awaited decision, one hot key always admitted, bare or wrapped, on memory or Redis. */
+async function overhead(store, wrapped) {
+  const algorithm = gcra({ limit: 10, periodMs: 1000, burst: 1_000_000_000 });
+  let server;
+  let client;
+  let limiter;
+  if (store === 'memory') {
+    limiter = createMemoryLimiter({ algorithm });
+  } else {
+    server = await abusableServer(locateRedisServer());
+    client = new Redis({ port: server.port, host: '127.0.0.1', ...RESILIENT });
+    await once(client, 'ready');
+    limiter = createRedisLimiter({ client, algorithm });
+  }
+  // A generous deadline: this measures the wrapper's cost, not a busy machine's slow replies.
+  if (wrapped === 'wrapped') limiter = withFailurePolicy(limiter, { warn: false, deadlineMs: 1000 });
+  const decisions = store === 'memory' ? 1_000_000 : 20_000;
+  for (let i = 0; i < decisions / 10; i++)
+    check((await limiter.limit('warm')).allowed, 'a warm-up decision is admitted');
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < decisions; i++) if (!(await limiter.limit('hot')).allowed) throw new Error('denied');
+  const nsPerOp = Number(process.hrtime.bigint() - started) / decisions;
+  if (wrapped === 'wrapped') check(limiter.stats().degradedAllowed === 0, 'no decision degraded');
+  client?.disconnect();
+  await server?.stop();
+  return { store, wrapped, nsPerOp };
+}
+
 // ---------------------------------------------------------------- orchestration
 
 const variant = variantName();
 if (variant) {
   const [kind, a, b] = variant.split(':');
-  sendResult(kind === 'outage' ? await outage(a, b) : await accuracy(a));
+  sendResult(kind === 'outage' ? await outage(a, b) : kind === 'overhead' ? await overhead(a, b) : await accuracy(a));
 } else if (!locateRedisServer()) {
   console.log(
     `redis-server was not found on PATH, so the failure benchmarks are skipped. Install it with:\n${INSTALL_REDIS}\n`,
@@ -322,6 +353,12 @@ if (variant) {
   const results = await runVariants(FILE, [...outageNames, ...accuracyNames], { rounds: 1 });
   const outages = outageNames.map((name) => results.get(name)[0]);
   const accuracies = accuracyNames.map((name) => results.get(name)[0]);
+  const overheadNames = ['memory', 'redis'].flatMap((store) => [`overhead:${store}:bare`, `overhead:${store}:wrapped`]);
+  const overheadRuns = await runVariants(FILE, overheadNames, { rounds: 3 });
+  const overheads = overheadNames.map((name) => ({
+    ...overheadRuns.get(name)[0],
+    nsPerOp: median(overheadRuns.get(name).map((r) => r.nsPerOp)),
+  }));
 
   console.log('## Failure modes: a 2 s pause (SIGSTOP) and a restart (SIGKILL, same port)\n');
   console.log(formatEnvironment(env));
@@ -378,6 +415,24 @@ if (variant) {
       accuracies.map((r) => [r.scenario, String(r.heardInstances), r.admitted.join(' + '), String(r.total), '90']),
     ),
   );
-  const file = saveResults('failure', { environment: env, outages, accuracies });
+  console.log(
+    '\n## Cost of withFailurePolicy on a healthy store (awaited decisions, one hot key, median of 3 processes)\n',
+  );
+  console.log(
+    formatTable(
+      [
+        { header: 'store' },
+        { header: 'bare ns/op', align: 'right' },
+        { header: 'wrapped ns/op', align: 'right' },
+        { header: 'added ns', align: 'right' },
+      ],
+      ['memory', 'redis'].map((store) => {
+        const bare = overheads.find((r) => r.store === store && r.wrapped === 'bare').nsPerOp;
+        const wrapped = overheads.find((r) => r.store === store && r.wrapped === 'wrapped').nsPerOp;
+        return [store, formatInteger(bare), formatInteger(wrapped), formatInteger(wrapped - bare)];
+      }),
+    ),
+  );
+  const file = saveResults('failure', { environment: env, outages, accuracies, overheads });
   console.log(`\nSaved ${file}\n`);
 }
