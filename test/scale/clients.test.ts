@@ -44,21 +44,37 @@ runConformance({
   name: 'node-redis createClient',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: nodeRedis[connection], algorithm, clock: clock.now }),
+    createRedisLimiter({
+      client: nodeRedis[connection],
+      algorithm,
+      prefix: `node-redis:${algorithm.name}:`,
+      clock: clock.now,
+    }),
 });
 
 runConformance({
   name: 'node-redis createClient, batched',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: nodeRedis[connection], algorithm, clock: clock.now, batch: true }),
+    createRedisLimiter({
+      client: nodeRedis[connection],
+      algorithm,
+      prefix: `node-redis-batched:${algorithm.name}:`,
+      clock: clock.now,
+      batch: true,
+    }),
 });
 
 runConformance({
   name: 'iovalkey Redis',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: valkey[connection], algorithm, clock: clock.now }),
+    createRedisLimiter({
+      client: valkey[connection],
+      algorithm,
+      prefix: `iovalkey:${algorithm.name}:`,
+      clock: clock.now,
+    }),
 });
 
 describe('client detection', () => {

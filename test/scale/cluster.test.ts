@@ -52,35 +52,62 @@ runConformance({
   name: 'ioredis Cluster, 3 masters',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: ioredis[connection], algorithm, clock: clock.now }),
+    createRedisLimiter({
+      client: ioredis[connection],
+      algorithm,
+      prefix: `ioredis:${algorithm.name}:`,
+      clock: clock.now,
+    }),
 });
 
 runConformance({
   name: 'ioredis Cluster, 3 masters, batched',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: ioredis[connection], algorithm, clock: clock.now, batch: true }),
+    createRedisLimiter({
+      client: ioredis[connection],
+      algorithm,
+      prefix: `ioredis-batched:${algorithm.name}:`,
+      clock: clock.now,
+      batch: true,
+    }),
 });
 
 runConformance({
   name: 'node-redis createCluster, 3 masters',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: nodeRedis[connection], algorithm, clock: clock.now }),
+    createRedisLimiter({
+      client: nodeRedis[connection],
+      algorithm,
+      prefix: `node-redis:${algorithm.name}:`,
+      clock: clock.now,
+    }),
 });
 
 runConformance({
   name: 'node-redis createCluster, 3 masters, batched',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: nodeRedis[connection], algorithm, clock: clock.now, batch: true }),
+    createRedisLimiter({
+      client: nodeRedis[connection],
+      algorithm,
+      prefix: `node-redis-batched:${algorithm.name}:`,
+      clock: clock.now,
+      batch: true,
+    }),
 });
 
 runConformance({
   name: 'iovalkey Cluster, 3 masters',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: valkey[connection], algorithm, clock: clock.now }),
+    createRedisLimiter({
+      client: valkey[connection],
+      algorithm,
+      prefix: `iovalkey:${algorithm.name}:`,
+      clock: clock.now,
+    }),
 });
 
 /** A Cluster client that knows the slot map, against masters that have the script cached: no MOVED, no NOSCRIPT. */
@@ -182,7 +209,13 @@ runConformance({
   algorithms: ['gcra', 'token-bucket', 'fixed-window'],
   create: (algorithm, clock, connection) =>
     createLeasedLimiter({
-      remote: createRedisLimiter({ client: ioredis[connection], algorithm, clock: clock.now, batch: true }),
+      remote: createRedisLimiter({
+        client: ioredis[connection],
+        algorithm,
+        prefix: `leased:${algorithm.name}:`,
+        clock: clock.now,
+        batch: true,
+      }),
       leaseSize: 1,
       clock: clock.now,
     }),

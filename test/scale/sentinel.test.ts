@@ -37,21 +37,31 @@ runConformance({
   name: 'ioredis via Sentinel',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: ioredis[connection], algorithm, clock: clock.now }),
+    createRedisLimiter({
+      client: ioredis[connection],
+      algorithm,
+      prefix: `ioredis:${algorithm.name}:`,
+      clock: clock.now,
+    }),
 });
 
 runConformance({
   name: 'node-redis createSentinel',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: nodeRedis[connection], algorithm, clock: clock.now }),
+    createRedisLimiter({
+      client: nodeRedis[connection],
+      algorithm,
+      prefix: `node-redis:${algorithm.name}:`,
+      clock: clock.now,
+    }),
 });
 
 /** One client's stream of one-shot decisions: every key is fresh, so every decision should admit. */
 interface Run {
   name: string;
   limiter: Limiter;
-  admitted: { id: string; sentAt: number }[];
+  admitted: { id: string; sentAt: number; doneAt: number }[];
   denied: string[];
   errors: number;
 }
@@ -84,7 +94,7 @@ describe('Sentinel: SENTINEL FAILOVER in the middle of a run', () => {
           const sentAt = now();
           try {
             const decision = await run.limiter.limit(id);
-            if (decision.allowed) run.admitted.push({ id, sentAt });
+            if (decision.allowed) run.admitted.push({ id, sentAt, doneAt: now() });
             else run.denied.push(id);
           } catch {
             run.errors++;
@@ -127,8 +137,8 @@ describe('Sentinel: SENTINEL FAILOVER in the middle of a run', () => {
       const again = await Promise.all(run.admitted.map((a) => recheck.limit(a.id)));
       const lost = run.admitted.filter((_, i) => again[i]?.allowed);
       expect(run.denied, `${run.name}: a fresh key is never denied`).toEqual([]);
-      for (const { id, sentAt } of lost) {
-        expect(sentAt, `${run.name}: key ${id} lost only once the failover started`).toBeGreaterThanOrEqual(failoverAt);
+      for (const { id, sentAt, doneAt } of lost) {
+        expect(doneAt, `${run.name}: key ${id} lost only once the failover started`).toBeGreaterThanOrEqual(failoverAt);
         expect(sentAt, `${run.name}: key ${id} lost only before the old master was demoted`).toBeLessThanOrEqual(
           demotedAt,
         );
