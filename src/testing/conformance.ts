@@ -20,6 +20,11 @@ export interface ConformanceTarget {
    * A limiter for `algorithm` that reads time only from `clock`. Limiters created with
    * different `connection` numbers (0..3) must share state, through separate connections
    * where the store has them; the suite uses them to race one key from several clients.
+   *
+   * The clock is manual: it jumps and stands still. A store that also expires state on its own
+   * real-time clock (Redis TTLs) must keep keys alive for the duration of the test, or a key
+   * written with a few ms to live may vanish between two calls at the same manual time (Sluice's
+   * own Redis targets append a long PEXPIRE to each script in tests; their TTLs are tested apart).
    */
   create(algorithm: Algorithm, clock: ManualClock, connection: number): Limiter | Promise<Limiter>;
   test: TestApi;

@@ -24,6 +24,7 @@ export interface SlotTable {
 
 const NONE = 0xffffffff;
 const EVICTION_SCAN = 16;
+const INITIAL_NUMBERS = 8192;
 
 /**
  * @param width float64 numbers of state per key
@@ -36,7 +37,8 @@ export function createSlotTable(
   freshAtMs: (state: Float64Array, offset: number) => number,
 ): SlotTable {
   const slotOf = new Map<string, number>();
-  let capacity = Math.min(maxKeys, 1024);
+  // Start small in bytes, not in keys: a sliding log's state is thousands of numbers wide.
+  let capacity = Math.max(1, Math.min(maxKeys, Math.floor(INITIAL_NUMBERS / width)));
   // Appended to in slot order, so it stays a packed array (V8 keeps large sparse arrays as dictionaries).
   let keys: (string | undefined)[] = [];
   let state = new Float64Array(capacity * width);

@@ -1,0 +1,35 @@
+import { defineScript, type LuaScript, runScript, type ScriptClient } from '../../src/redis.js';
+import { scripts } from '../../src/stores/redis/scripts/index.js';
+
+/*
+ * Redis expires keys on its own clock, while property tests run on a manual clock that jumps or
+ * stands still: a key written with 1 ms to live at test time t could vanish before the next call
+ * at t on Redis's clock, and the comparison would measure the machine's load. This client appends
+ * one step to each production script, after every decision and inside the same script (where
+ * Redis's clock stands still): hold each key for an hour. Decisions then rest on the stored times
+ * alone, which also checks that each script reads state past its own expiry as fresh (what Redis
+ * sees when client clocks run ahead). The TTLs the real scripts set are tested on their own, in
+ * test/redis and test/algorithms/redis-hygiene.test.ts.
+ */
+const HOLD = "for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], 3600000) end\nreturn replies\n";
+
+const held = new Map<string, LuaScript>(
+  Object.values(scripts).map((script) => {
+    const source = script.source.replace(/return replies\n$/, HOLD);
+    if (source === script.source) throw new Error('the script no longer ends with `return replies`');
+    return [script.sha, defineScript(source)];
+  }),
+);
+
+/** Runs algorithm scripts with their keys held for an hour; any other script runs as it is. */
+export function holdingKeys(client: ScriptClient): ScriptClient {
+  const run = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) =>
+    runScript(client, held.get(script.sha) ?? script, keys, args);
+  return {
+    evalsha: (sha, keys, args) => {
+      const script = held.get(sha);
+      return script ? run(script, keys, args) : client.evalsha(sha, keys, args);
+    },
+    eval: (source, keys, args) => run(defineScript(source), keys, args),
+  };
+}
