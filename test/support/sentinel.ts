@@ -94,6 +94,7 @@ export async function startSentinel(): Promise<TestSentinel> {
       );
     }
     const sentinelAdmins = sentinelPorts.map(admin);
+    const firstSentinel = sentinelAdmins[0] as Redis;
     await waitFor('every sentinel sees the replica and the other sentinels', async () => {
       for (const sentinel of sentinelAdmins) {
         const master = fields((await sentinel.call('SENTINEL', 'MASTER', NAME)) as string[]);
@@ -103,7 +104,7 @@ export async function startSentinel(): Promise<TestSentinel> {
     });
 
     const masterNode = async () => {
-      const [, port] = (await sentinelAdmins[0]?.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME)) as [string, string];
+      const [, port] = (await firstSentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME)) as [string, string];
       const node = nodes.find((n) => n.port === Number(port));
       if (!node) throw new Error(`sentinel names an unknown master on ${port}`);
       return node;
@@ -125,10 +126,10 @@ export async function startSentinel(): Promise<TestSentinel> {
         const from = await masterNode();
         const to = nodes.find((n) => n !== from) as DataNode;
         await waitFor('a replica fit to promote', async () => {
-          const replicas = (await sentinelAdmins[0]?.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
+          const replicas = (await firstSentinel.call('SENTINEL', 'REPLICAS', NAME)) as string[][];
           return replicas.some((r) => fields(r).get('master-link-status') === 'ok') ? true : undefined;
         });
-        await sentinelAdmins[0]?.call('SENTINEL', 'FAILOVER', NAME);
+        await firstSentinel.call('SENTINEL', 'FAILOVER', NAME);
         await waitFor('the replica promoted and named by every sentinel', async () => {
           if (((await to.admin.role()) as [string])[0] !== 'master') return undefined;
           for (const sentinel of sentinelAdmins) {
