@@ -259,7 +259,7 @@ const properties: Record<PropertyName, Check> = {
         await rejectsWithCode(limiter.limit(bad), 'ERR_SLUICE_INVALID_KEY');
         await rejectsWithCode(limiter.peek(bad), 'ERR_SLUICE_INVALID_KEY');
       }
-      assert.equal((await limiter.limit('k'.repeat(512))).allowed, true, 'a 512-byte key is accepted');
+      assert.equal((await limiter.limit(`${key}:`.padEnd(512, 'k'))).allowed, true, 'a 512-byte key is accepted');
       assert.equal((await limiter.limit(key)).remaining, LIMIT - 2, 'rejected calls changed nothing');
     }),
 
