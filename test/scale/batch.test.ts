@@ -5,6 +5,7 @@ import { type Decision, gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter, type ScriptClient } from '../../src/redis.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { manualClock, profiles, runConformance } from '../../src/testing/index.js';
+import { held } from '../support/held-keys.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { scriptCallsBetween, serverStats } from './support.js';
 
@@ -27,7 +28,7 @@ runConformance({
   name: 'redis store (ioredis), batched',
   test: { describe, it },
   create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: connections[connection], algorithm, clock: clock.now, batch: true }),
+    createRedisLimiter({ client: held(connections[connection]), algorithm, clock: clock.now, batch: true }),
 });
 
 /** One request of a schedule: which key, what cost, peek or limit, and time passing before it. */

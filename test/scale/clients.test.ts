@@ -5,6 +5,7 @@ import { ConfigError } from '../../src/index.js';
 import { createRedisLimiter, toScriptClient } from '../../src/redis.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { profiles, runConformance } from '../../src/testing/index.js';
+import { held } from '../support/held-keys.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 
 type NodeRedisClient = ReturnType<typeof createClient>;
@@ -45,7 +46,7 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: nodeRedis[connection],
+      client: held(nodeRedis[connection]),
       algorithm,
       prefix: `node-redis:${algorithm.name}:`,
       clock: clock.now,
@@ -57,7 +58,7 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: nodeRedis[connection],
+      client: held(nodeRedis[connection]),
       algorithm,
       prefix: `node-redis-batched:${algorithm.name}:`,
       clock: clock.now,
@@ -70,7 +71,7 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: valkey[connection],
+      client: held(valkey[connection]),
       algorithm,
       prefix: `iovalkey:${algorithm.name}:`,
       clock: clock.now,

@@ -11,6 +11,7 @@ import { createRedisLimiter, createShardedLimiter, keySlot } from '../../src/red
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { manualClock, runConformance } from '../../src/testing/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
+import { held } from '../support/held-keys.js';
 import { errorsBetween, randomIdentifier, scriptCallsBetween, serverStats } from './support.js';
 
 type NodeRedisCluster = ReturnType<typeof createCluster>;
@@ -53,7 +54,7 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: ioredis[connection],
+      client: held(ioredis[connection]),
       algorithm,
       prefix: `ioredis:${algorithm.name}:`,
       clock: clock.now,
@@ -65,11 +66,11 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: ioredis[connection],
+      client: held(ioredis[connection]),
       algorithm,
       prefix: `ioredis-batched:${algorithm.name}:`,
       clock: clock.now,
-      batch: true,
+      batch: { bySlot: true },
     }),
 });
 
@@ -78,7 +79,7 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: nodeRedis[connection],
+      client: held(nodeRedis[connection]),
       algorithm,
       prefix: `node-redis:${algorithm.name}:`,
       clock: clock.now,
@@ -90,11 +91,11 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: nodeRedis[connection],
+      client: held(nodeRedis[connection]),
       algorithm,
       prefix: `node-redis-batched:${algorithm.name}:`,
       clock: clock.now,
-      batch: true,
+      batch: { bySlot: true },
     }),
 });
 
@@ -103,7 +104,7 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: valkey[connection],
+      client: held(valkey[connection]),
       algorithm,
       prefix: `iovalkey:${algorithm.name}:`,
       clock: clock.now,
@@ -210,11 +211,11 @@ runConformance({
   create: (algorithm, clock, connection) =>
     createLeasedLimiter({
       remote: createRedisLimiter({
-        client: ioredis[connection],
+        client: held(ioredis[connection]),
         algorithm,
         prefix: `leased:${algorithm.name}:`,
         clock: clock.now,
-        batch: true,
+        batch: { bySlot: true },
       }),
       leaseSize: 1,
       clock: clock.now,

@@ -6,6 +6,7 @@ import { gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/redis.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { runConformance } from '../../src/testing/index.js';
+import { held } from '../support/held-keys.js';
 import { type DataNode, startSentinel, type TestSentinel } from '../support/sentinel.js';
 import { errorsBetween, serverStats } from './support.js';
 
@@ -38,7 +39,7 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: ioredis[connection],
+      client: held(ioredis[connection]),
       algorithm,
       prefix: `ioredis:${algorithm.name}:`,
       clock: clock.now,
@@ -50,7 +51,7 @@ runConformance({
   test: { describe, it },
   create: (algorithm, clock, connection) =>
     createRedisLimiter({
-      client: nodeRedis[connection],
+      client: held(nodeRedis[connection]),
       algorithm,
       prefix: `node-redis:${algorithm.name}:`,
       clock: clock.now,

@@ -1,4 +1,4 @@
-import { defineScript, type LuaScript, runScript, type ScriptClient } from '../../src/redis.js';
+import { defineScript, type LuaScript, runScript, type ScriptClient, toScriptClient } from '../../src/redis.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 
 /*
@@ -13,7 +13,7 @@ import { scripts } from '../../src/stores/redis/scripts/index.js';
  */
 const HOLD = "for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], 3600000) end\nreturn replies\n";
 
-const held = new Map<string, LuaScript>(
+const heldScripts = new Map<string, LuaScript>(
   Object.values(scripts).map((script) => {
     const source = script.source.replace(/return replies\n$/, HOLD);
     if (source === script.source) throw new Error('the script no longer ends with `return replies`');
@@ -24,12 +24,17 @@ const held = new Map<string, LuaScript>(
 /** Runs algorithm scripts with their keys held for an hour; any other script runs as it is. */
 export function holdingKeys(client: ScriptClient): ScriptClient {
   const run = (script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) =>
-    runScript(client, held.get(script.sha) ?? script, keys, args);
+    runScript(client, heldScripts.get(script.sha) ?? script, keys, args);
   return {
     evalsha: (sha, keys, args) => {
-      const script = held.get(sha);
+      const script = heldScripts.get(sha);
       return script ? run(script, keys, args) : client.evalsha(sha, keys, args);
     },
     eval: (source, keys, args) => run(defineScript(source), keys, args),
   };
+}
+
+/** Any supported client (ioredis, iovalkey, node-redis; single, Cluster, Sentinel), with keys held. */
+export function held(client: unknown): ScriptClient {
+  return holdingKeys(toScriptClient(client));
 }
