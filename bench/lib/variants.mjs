@@ -11,9 +11,16 @@ export function variantName() {
   return at === -1 ? undefined : process.argv[at + 1];
 }
 
-/** Hands a variant's measurement to the orchestrator and exits (open sockets or timers don't matter). */
+/**
+ * Hands a variant's measurement to the orchestrator and exits (open sockets or timers don't
+ * matter); prints it when the variant was started by hand (`node bench/x.mjs --variant name`).
+ */
 export function sendResult(result) {
-  process.send(result, () => process.exit(0));
+  if (process.send) process.send(result, () => process.exit(0));
+  else {
+    console.log(JSON.stringify(result));
+    process.exit(0);
+  }
 }
 
 /**
