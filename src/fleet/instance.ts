@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gcra } from '../algorithms/gcra.js';
+import type { Decision } from '../decision.js';
 import { InvalidKeyError } from '../errors.js';
 import type { Limiter } from '../limiter.js';
 import { findMode } from './modes.js';
@@ -57,7 +58,7 @@ export async function startInstance(config: InstanceConfig): Promise<Instance> {
 
 async function handle(limiter: Limiter, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const key = new URL(request.url ?? '/', 'http://instance').searchParams.get('key') ?? 'anonymous';
-  let decision: Awaited<ReturnType<Limiter['limit']>>;
+  let decision: Decision;
   try {
     decision = await limiter.limit(key);
   } catch (error) {
