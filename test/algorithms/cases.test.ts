@@ -1,22 +1,14 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fixedWindow, slidingWindowCounter, slidingWindowLog, tokenBucket } from '../../src/index.js';
 import { profiles } from '../../src/testing/profiles.js';
 import { fixedWindowReference } from '../../src/testing/reference/fixed-window.js';
 import { slidingWindowCounterReference } from '../../src/testing/reference/sliding-window-counter.js';
 import { slidingWindowLogReference } from '../../src/testing/reference/sliding-window-log.js';
 import { tokenBucketReference } from '../../src/testing/reference/token-bucket.js';
-import { type RedisServer, startRedis } from '../support/redis-server.js';
+import { useRedisServer } from '../support/redis-server.js';
 import { T0, targets } from './stores.js';
 
-let server: RedisServer;
-let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.connect();
-});
-afterAll(() => server.stop());
+const { redis } = useRedisServer();
 
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
@@ -26,7 +18,7 @@ const INF = Number.POSITIVE_INFINITY;
 const retryOfOneAfter = (periodMs: number, elapsedMs: number, name: string) =>
   periodMs - elapsedMs + (name === 'sliding-window-counter' ? 1 : 0);
 
-describe.each(targets(() => redis))('issue cases on $name', (target) => {
+describe.each(targets(redis))('issue cases on $name', (target) => {
   describe.each(profiles)('$name', (profile) => {
     const drive = (limit: number, periodMs: number) =>
       target.drive(profile.build(limit, periodMs), profile.reference(limit, periodMs));

@@ -1,19 +1,11 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AlgorithmName } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/redis.js';
 import { profiles } from '../../src/testing/profiles.js';
-import { type RedisServer, startRedis } from '../support/redis-server.js';
+import { useRedisServer } from '../support/redis-server.js';
 import { freshPrefix, T0 } from './stores.js';
 
-let server: RedisServer;
-let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.connect();
-});
-afterAll(() => server.stop());
+const { redis } = useRedisServer();
 
 const LIMIT = 3;
 const PERIOD_MS = 3000;
@@ -31,7 +23,7 @@ describe.each(profiles)('Redis key hygiene: $name', (profile) => {
     let nowMs = T0;
     const prefix = freshPrefix('hyg');
     const algorithm = profile.build(LIMIT, PERIOD_MS);
-    const limiter = createRedisLimiter({ client: redis, algorithm, prefix, clock: () => nowMs });
+    const limiter = createRedisLimiter({ client: redis(), algorithm, prefix, clock: () => nowMs });
     return {
       algorithm,
       limiter,
@@ -39,9 +31,9 @@ describe.each(profiles)('Redis key hygiene: $name', (profile) => {
       advance: (ms: number) => (nowMs += ms),
       /** Every key under the prefix: 0 < PTTL ≤ the bound. */
       async expectTtls() {
-        const keys = await redis.keys(`${prefix}*`);
+        const keys = await redis().keys(`${prefix}*`);
         for (const key of keys) {
-          const pttl = await redis.pttl(key);
+          const pttl = await redis().pttl(key);
           expect(pttl, key).toBeGreaterThan(0);
           expect(pttl, key).toBeLessThanOrEqual(bound[profile.name]);
         }
@@ -60,14 +52,14 @@ describe.each(profiles)('Redis key hygiene: $name', (profile) => {
     expect(await expectTtls()).toBe(1);
     if (profile.name === 'gcra' || profile.name === 'token-bucket') {
       // Time until full: exactly what the decision reports.
-      expect(await redis.pttl(`${prefix}{a}`)).toBeLessThanOrEqual(first.resetAfterMs);
+      expect(await redis().pttl(`${prefix}{a}`)).toBeLessThanOrEqual(first.resetAfterMs);
     }
     advance(100);
     expect((await limiter.limit('b', { cost: LIMIT })).allowed).toBe(true);
     expect(await expectTtls()).toBe(2);
     expect((await limiter.limit('b')).allowed).toBe(false);
     expect((await limiter.limit('c', { cost: LIMIT + 1 })).allowed).toBe(false);
-    expect(await redis.exists(`${prefix}{c}`)).toBe(0);
+    expect(await redis().exists(`${prefix}{c}`)).toBe(0);
     expect(await expectTtls()).toBe(2);
   });
 
@@ -83,7 +75,7 @@ describe.each(profiles)('Redis key hygiene: $name', (profile) => {
 
   it('treats a planted counter of 57 without TTL as a fresh key, starting at the request cost', async () => {
     const { limiter, prefix, expectTtls } = setup();
-    await redis.set(`${prefix}{k}`, '57');
+    await redis().set(`${prefix}{k}`, '57');
     expect(await limiter.limit('k', { cost: 2 })).toMatchObject({ allowed: true, remaining: LIMIT - 2 });
     expect(await limiter.limit('k')).toMatchObject({ allowed: true, remaining: 0 });
     expect(await expectTtls()).toBe(1);
@@ -94,22 +86,22 @@ describe.each(profiles)('Redis key hygiene: $name', (profile) => {
     const key = `${prefix}{k}`;
     // Exhausted-looking state that Sluice did not write (no TTL).
     const plant: Record<AlgorithmName, () => Promise<unknown>> = {
-      gcra: () => redis.set(key, String((T0 + 10 * PERIOD_MS) * 1000)),
-      'token-bucket': () => redis.hset(key, { d: 3000, t: T0 }),
-      'fixed-window': () => redis.hset(key, { n: 57, e: T0 + PERIOD_MS }),
-      'sliding-window-log': () => redis.zadd(key, T0, '1:57'),
-      'sliding-window-counter': () => redis.hset(key, { c: 57, p: 57, s: T0 }),
+      gcra: () => redis().set(key, String((T0 + 10 * PERIOD_MS) * 1000)),
+      'token-bucket': () => redis().hset(key, { d: 3000, t: T0 }),
+      'fixed-window': () => redis().hset(key, { n: 57, e: T0 + PERIOD_MS }),
+      'sliding-window-log': () => redis().zadd(key, T0, '1:57'),
+      'sliding-window-counter': () => redis().hset(key, { c: 57, p: 57, s: T0 }),
     };
     await plant[profile.name]();
-    expect(await redis.pttl(key)).toBe(-1);
+    expect(await redis().pttl(key)).toBe(-1);
     expect(await limiter.limit('k', { cost: 2 })).toMatchObject({ allowed: true, remaining: LIMIT - 2 });
     expect(await expectTtls()).toBe(1);
     const stored: Record<AlgorithmName, () => Promise<unknown>> = {
-      gcra: async () => Number(await redis.get(key)) - T0 * 1000,
-      'token-bucket': () => redis.hget(key, 'd'),
-      'fixed-window': () => redis.hget(key, 'n'),
-      'sliding-window-log': () => redis.zrange(key, 0, -1),
-      'sliding-window-counter': () => redis.hmget(key, 'c', 'p'),
+      gcra: async () => Number(await redis().get(key)) - T0 * 1000,
+      'token-bucket': () => redis().hget(key, 'd'),
+      'fixed-window': () => redis().hget(key, 'n'),
+      'sliding-window-log': () => redis().zrange(key, 0, -1),
+      'sliding-window-counter': () => redis().hmget(key, 'c', 'p'),
     };
     const expected: Record<AlgorithmName, unknown> = {
       gcra: 2000 * 1000,

@@ -1,20 +1,12 @@
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMemoryLimiter } from '../../src/index.js';
 import { createRedisLimiter, fromIoredis } from '../../src/redis.js';
 import { holdingKeys } from '../support/held-keys.js';
-import { type RedisServer, startRedis } from '../support/redis-server.js';
+import { useRedisServer } from '../support/redis-server.js';
 import { ALGORITHMS, advanceMs, configurations, steps } from './family.js';
 
-let server: RedisServer;
-let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.connect();
-});
-afterAll(() => server.stop());
+const { redis } = useRedisServer();
 
 let run = 0;
 
@@ -26,7 +18,7 @@ describe('Redis store against the memory store and the reference models (random 
           let nowMs = 1_700_000_000_000;
           const clock = () => nowMs;
           const shared = createRedisLimiter({
-            client: holdingKeys(fromIoredis(redis)),
+            client: holdingKeys(fromIoredis(redis())),
             algorithm: configured.algorithm,
             prefix: `prop${++run}:`,
             clock,

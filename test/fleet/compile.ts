@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -12,10 +12,24 @@ export interface Compiled {
   remove(): void;
 }
 
+/** `sluice` and each `sluice/<name>` the package exports, as src/<name>.ts or src/<name>/index.ts. */
+function sourceAliases(): Record<string, string> {
+  const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: object };
+  return Object.fromEntries(
+    Object.keys(exports)
+      .filter((subpath) => !subpath.endsWith('.json'))
+      .map((subpath) => {
+        const name = subpath === '.' ? 'index' : subpath.slice(2);
+        const file = join(root, 'src', `${name}.ts`);
+        return [`sluice${subpath.slice(1)}`, existsSync(file) ? file : join(root, 'src', name, 'index.ts')];
+      }),
+  );
+}
+
 /**
  * Bundles entries (paths relative to the repository) the way tsup does: ESM, shared chunks,
- * packages left external, `sluice` and `sluice/redis` read from src/. The output sits under
- * node_modules/.cache so `ioredis` and `cac` resolve, beside a package.json that makes it ESM
+ * packages left external, `sluice` and every `sluice/*` subpath read from src/. The output sits under
+ * node_modules/.cache so packages (`ioredis`, `cac`, the frameworks) resolve, beside a package.json that makes it ESM
  * and gives the CLI a version to print.
  */
 export async function compile(entries: Record<string, string>): Promise<Compiled> {
@@ -31,7 +45,7 @@ export async function compile(entries: Record<string, string>): Promise<Compiled
     platform: 'node',
     target: 'node20',
     packages: 'external',
-    alias: { sluice: join(root, 'src/index.ts'), 'sluice/redis': join(root, 'src/redis.ts') },
+    alias: sourceAliases(),
     logLevel: 'silent',
   });
   return {

@@ -1,45 +1,23 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Compiled, compile } from '../fleet/compile.js';
 import { send } from './support/client.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const examples = ['http-node', 'http-express', 'http-fastify', 'http-hono', 'http-koa'] as const;
-// Under node_modules/.cache so the frameworks resolve; sluice's own subpaths come from src/ (never a stale dist/).
-const dir = join(root, 'node_modules', '.cache', `sluice-http-examples-${process.pid}`);
 const children: ChildProcess[] = [];
+let compiled: Compiled;
 
 beforeAll(async () => {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-  const subpaths = ['http', 'express', 'fastify', 'hono', 'koa', 'redis'];
-  await build({
-    entryPoints: Object.fromEntries(examples.map((name) => [name, join(root, 'examples', `${name}.ts`)])),
-    outdir: dir,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    alias: {
-      sluice: join(root, 'src/index.ts'),
-      ...Object.fromEntries(subpaths.map((name) => [`sluice/${name}`, join(root, `src/${name}.ts`)])),
-    },
-    logLevel: 'silent',
-  });
+  compiled = await compile(Object.fromEntries(examples.map((name) => [name, `examples/${name}.ts`])));
 });
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
+  compiled?.remove();
 });
 
 async function start(name: string): Promise<string> {
-  const child = spawn(process.execPath, [join(dir, `${name}.js`)], {
+  const child = spawn(process.execPath, [compiled.path(name)], {
     env: { ...process.env, PORT: '0', REDIS_URL: '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,26 +1,18 @@
-import type { Redis } from 'ioredis';
 import { Redis as IORedis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/redis.js';
-import { freePort, type RedisServer, startRedis } from '../support/redis-server.js';
+import { freePort, useRedisServer } from '../support/redis-server.js';
 
-let server: RedisServer;
-let redis: Redis;
-let admin: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.connect();
-  admin = server.connect();
-});
-afterAll(() => server.stop());
+const { server, redis } = useRedisServer({ connections: 2 });
+/** A second connection, to read what the limiter's connection wrote. */
+const admin = () => redis(1);
 
 let nowMs = 1_700_000_000_000;
 let prefixSequence = 0;
 function limiter(options: { limit: number; periodMs: number; burst?: number }, clock?: 'server'): Limiter {
   return createRedisLimiter({
-    client: redis,
+    client: redis(),
     algorithm: gcra(options),
     prefix: `t${++prefixSequence}:`,
     clock: clock ?? (() => nowMs),
@@ -28,7 +20,7 @@ function limiter(options: { limit: number; periodMs: number; burst?: number }, c
 }
 
 async function evalshaCalls(): Promise<number> {
-  const info = await admin.info('commandstats');
+  const info = await admin().info('commandstats');
   return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
 }
 
@@ -59,33 +51,37 @@ describe('Redis GCRA', () => {
   });
 
   it('stores the TAT as an integer in a hash-tagged key', async () => {
-    const l = createRedisLimiter({ client: redis, algorithm: gcra({ limit: 3, periodMs: 1000 }), clock: () => nowMs });
+    const l = createRedisLimiter({
+      client: redis(),
+      algorithm: gcra({ limit: 3, periodMs: 1000 }),
+      clock: () => nowMs,
+    });
     await l.limit('user:42');
-    expect(await admin.get('sluice:gcra:{user:42}')).toMatch(/^\d+$/);
+    expect(await admin().get('sluice:gcra:{user:42}')).toMatch(/^\d+$/);
   });
 
   it('sets a TTL on every write and writes nothing on a denial; no key ever has PTTL −1', async () => {
     const prefix = `ttl${++prefixSequence}:`;
     const l = createRedisLimiter({
-      client: redis,
+      client: redis(),
       algorithm: gcra({ limit: 3, periodMs: 3000 }),
       prefix,
       clock: () => nowMs,
     });
     const first = await l.limit('a');
-    const ttl = await admin.pttl(`${prefix}{a}`);
+    const ttl = await admin().pttl(`${prefix}{a}`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(first.resetAfterMs);
     await l.limit('b', { cost: 4 }); // never possible: denied, nothing written
-    expect(await admin.exists(`${prefix}{b}`)).toBe(0);
+    expect(await admin().exists(`${prefix}{b}`)).toBe(0);
     for (let i = 0; i < 50; i++) {
       nowMs += (i * 37) % 700;
       await l.limit(['a', 'b', 'c'][i % 3] as string, { cost: i % 4 });
     }
-    const keys = await admin.keys(`${prefix}*`);
+    const keys = await admin().keys(`${prefix}*`);
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) {
-      const pttl = await admin.pttl(key);
+      const pttl = await admin().pttl(key);
       expect(pttl).toBeGreaterThan(0);
       expect(pttl).toBeLessThanOrEqual(3000);
     }
@@ -93,31 +89,31 @@ describe('Redis GCRA', () => {
 
   it('treats a planted key without TTL as fresh and leaves it with a TTL', async () => {
     const prefix = `plant${++prefixSequence}:`;
-    await admin.set(`${prefix}{k}`, '57');
+    await admin().set(`${prefix}{k}`, '57');
     const l = createRedisLimiter({
-      client: redis,
+      client: redis(),
       algorithm: gcra({ limit: 5, periodMs: 10_000 }),
       prefix,
       clock: () => nowMs,
     });
     expect(await l.limit('k', { cost: 5 })).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await admin.pttl(`${prefix}{k}`)).toBeGreaterThan(0);
+    expect(await admin().pttl(`${prefix}{k}`)).toBeGreaterThan(0);
   });
 
   it('never moves stored time backwards when the client clock does', async () => {
     const prefix = `back${++prefixSequence}:`;
     const l = createRedisLimiter({
-      client: redis,
+      client: redis(),
       algorithm: gcra({ limit: 5, periodMs: 10_000 }),
       prefix,
       clock: () => nowMs,
     });
     await l.limit('k', { cost: 5 });
-    const stored = await admin.get(`${prefix}{k}`);
+    const stored = await admin().get(`${prefix}{k}`);
     nowMs -= 5000;
     const denied = await l.limit('k');
     expect(denied).toMatchObject({ allowed: false, retryAfterMs: 7000 });
-    expect(await admin.get(`${prefix}{k}`)).toBe(stored);
+    expect(await admin().get(`${prefix}{k}`)).toBe(stored);
     nowMs += 5000;
   });
 
@@ -132,9 +128,9 @@ describe('Redis GCRA', () => {
   it('recovers from SCRIPT FLUSH: the next call and 100 concurrent calls all succeed with the right count', async () => {
     const l = limiter({ limit: 100, periodMs: 60_000 });
     expect((await l.limit('flush')).remaining).toBe(99);
-    await admin.script('FLUSH');
+    await admin().script('FLUSH');
     expect((await l.limit('flush')).remaining).toBe(98);
-    await admin.script('FLUSH');
+    await admin().script('FLUSH');
     const decisions = await Promise.all(Array.from({ length: 100 }, () => l.limit('flush')));
     expect(decisions.filter((d) => d.allowed).length).toBe(98);
     expect(Math.min(...decisions.map((d) => d.remaining))).toBe(0);
@@ -143,7 +139,7 @@ describe('Redis GCRA', () => {
   it('recovers after a Redis restart (empty script cache and data)', async () => {
     const l = limiter({ limit: 10, periodMs: 60_000 });
     expect((await l.limit('restart', { cost: 4 })).remaining).toBe(6);
-    await server.restart();
+    await server().restart();
     let decision = await l.limit('restart').catch(() => undefined);
     for (let attempt = 0; decision === undefined && attempt < 50; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -4,10 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Decision, gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter, type ScriptClient } from '../../src/redis.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
-import { manualClock, profiles, runConformance } from '../../src/testing/index.js';
-import { held } from '../support/held-keys.js';
+import { manualClock, profiles } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
-import { scriptCallsBetween, serverStats } from './support.js';
+import { runRedisConformance, scriptCallsBetween, serverStats } from './support.js';
 
 let server: RedisServer;
 let connections: Redis[];
@@ -24,12 +23,7 @@ const stats = () => serverStats([admin]);
 let prefixes = 0;
 const prefix = () => `batch${++prefixes}:`;
 
-runConformance({
-  name: 'redis store (ioredis), batched',
-  test: { describe, it },
-  create: (algorithm, clock, connection) =>
-    createRedisLimiter({ client: held(connections[connection]), algorithm, clock: clock.now, batch: true }),
-});
+runRedisConformance([{ name: 'redis store (ioredis), batched', clients: () => connections, batch: true }]);
 
 /** One request of a schedule: which key, what cost, peek or limit, and time passing before it. */
 interface Request {

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/index.js';
 import { createRedisLimiter, toScriptClient } from '../../src/redis.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
-import { profiles, runConformance } from '../../src/testing/index.js';
-import { held } from '../support/held-keys.js';
+import { profiles } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
+import { runRedisConformance } from './support.js';
 
 type NodeRedisClient = ReturnType<typeof createClient>;
 
@@ -41,42 +41,11 @@ afterAll(async () => {
   await noTime?.stop();
 });
 
-runConformance({
-  name: 'node-redis createClient',
-  test: { describe, it },
-  create: (algorithm, clock, connection) =>
-    createRedisLimiter({
-      client: held(nodeRedis[connection]),
-      algorithm,
-      prefix: `node-redis:${algorithm.name}:`,
-      clock: clock.now,
-    }),
-});
-
-runConformance({
-  name: 'node-redis createClient, batched',
-  test: { describe, it },
-  create: (algorithm, clock, connection) =>
-    createRedisLimiter({
-      client: held(nodeRedis[connection]),
-      algorithm,
-      prefix: `node-redis-batched:${algorithm.name}:`,
-      clock: clock.now,
-      batch: true,
-    }),
-});
-
-runConformance({
-  name: 'iovalkey Redis',
-  test: { describe, it },
-  create: (algorithm, clock, connection) =>
-    createRedisLimiter({
-      client: held(valkey[connection]),
-      algorithm,
-      prefix: `iovalkey:${algorithm.name}:`,
-      clock: clock.now,
-    }),
-});
+runRedisConformance([
+  { name: 'node-redis createClient', prefix: 'node-redis', clients: () => nodeRedis },
+  { name: 'node-redis createClient, batched', prefix: 'node-redis-batched', clients: () => nodeRedis, batch: true },
+  { name: 'iovalkey Redis', prefix: 'iovalkey', clients: () => valkey },
+]);
 
 describe('client detection', () => {
   it('adapts ioredis, iovalkey and node-redis clients and passes a ScriptClient through', () => {

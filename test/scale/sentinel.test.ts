@@ -5,10 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/redis.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
-import { runConformance } from '../../src/testing/index.js';
-import { held } from '../support/held-keys.js';
 import { type DataNode, startSentinel, type TestSentinel } from '../support/sentinel.js';
-import { errorsBetween, serverStats } from './support.js';
+import { errorsBetween, runRedisConformance, serverStats } from './support.js';
 
 type NodeRedisSentinel = ReturnType<typeof createSentinel>;
 
@@ -34,29 +32,10 @@ afterAll(async () => {
   await setup?.stop();
 });
 
-runConformance({
-  name: 'ioredis via Sentinel',
-  test: { describe, it },
-  create: (algorithm, clock, connection) =>
-    createRedisLimiter({
-      client: held(ioredis[connection]),
-      algorithm,
-      prefix: `ioredis:${algorithm.name}:`,
-      clock: clock.now,
-    }),
-});
-
-runConformance({
-  name: 'node-redis createSentinel',
-  test: { describe, it },
-  create: (algorithm, clock, connection) =>
-    createRedisLimiter({
-      client: held(nodeRedis[connection]),
-      algorithm,
-      prefix: `node-redis:${algorithm.name}:`,
-      clock: clock.now,
-    }),
-});
+runRedisConformance([
+  { name: 'ioredis via Sentinel', prefix: 'ioredis', clients: () => ioredis },
+  { name: 'node-redis createSentinel', prefix: 'node-redis', clients: () => nodeRedis },
+]);
 
 /** One client's stream of one-shot decisions: every key is fresh, so every decision should admit. */
 interface Run {

@@ -1,19 +1,11 @@
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Algorithm, ConfigError, gcra } from '../../src/index.js';
 import { createRedisLimiter, createShardedLimiter } from '../../src/redis.js';
 import { manualClock } from '../../src/testing/index.js';
-import { type RedisServer, startRedis } from '../support/redis-server.js';
+import { useRedisServer } from '../support/redis-server.js';
 
-let server: RedisServer;
-let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.connect();
-});
-afterAll(() => server.stop());
+const { redis } = useRedisServer();
 
 let prefixes = 0;
 function sharded(algorithm: Algorithm, shards: number, now: () => number) {
@@ -21,7 +13,7 @@ function sharded(algorithm: Algorithm, shards: number, now: () => number) {
   const limiter = createShardedLimiter({
     algorithm,
     shards,
-    create: (shardAlgorithm) => createRedisLimiter({ client: redis, algorithm: shardAlgorithm, prefix, clock: now }),
+    create: (shardAlgorithm) => createRedisLimiter({ client: redis(), algorithm: shardAlgorithm, prefix, clock: now }),
   });
   return { limiter, prefix };
 }
@@ -41,7 +33,7 @@ describe('hot-key sharding', () => {
     for (let i = 0; i < 21; i++) decisions.push(await limiter.limit('hot'));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(20);
     expect(decisions[20]).toMatchObject({ allowed: false, limit: 20, remaining: 0 });
-    const keys = (await redis.keys(`${prefix}*`)).sort();
+    const keys = (await redis().keys(`${prefix}*`)).sort();
     expect(keys).toEqual([0, 1, 2, 3].map((i) => `${prefix}{hot#${i}}`));
     // Each sub-key refills at a quarter of the rate: one unit per 2 s, so 4 per 2 s in total.
     clock.advance(2000);
@@ -64,7 +56,7 @@ describe('hot-key sharding', () => {
     expect((await limiter.peek('k')).remaining).toBe(7);
     expect((await limiter.peek('k')).remaining).toBe(7);
     await limiter.reset('k');
-    expect(await redis.keys(`${prefix}*`)).toEqual([]);
+    expect(await redis().keys(`${prefix}*`)).toEqual([]);
     expect((await limiter.peek('k')).remaining).toBe(12);
   });
 

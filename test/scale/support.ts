@@ -1,5 +1,9 @@
 import { randomInt } from 'node:crypto';
+import { describe, it } from 'vitest';
 import { type CommandStats, parseCommandStats, roundTripsBetween } from '../../src/fleet/commandstats.js';
+import { createRedisLimiter, type RedisLimiterOptions } from '../../src/redis.js';
+import { runConformance } from '../../src/testing/index.js';
+import { held } from '../support/held-keys.js';
 
 /** Anything with ioredis's `info(section)`. */
 interface InfoClient {
@@ -43,4 +47,36 @@ const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 export function randomIdentifier(): string {
   const characters = [...ALPHABET];
   return Array.from({ length: 1 + randomInt(40) }, () => characters[randomInt(characters.length)]).join('');
+}
+
+/** One row of a test file's conformance table: a Redis client kind, plain or batched. */
+export interface RedisTarget {
+  /** Shown in test names. */
+  name: string;
+  /** Connections 0..3 of this client kind; read in tests, once the file's `beforeAll` has opened them. */
+  clients: () => readonly unknown[];
+  /** Keys go under `${prefix}:${algorithm}:`; the limiter's default prefix when absent. */
+  prefix?: string;
+  batch?: RedisLimiterOptions['batch'];
+}
+
+/**
+ * Registers the conformance suite for each target: a Redis limiter on the target's clients, on the
+ * suite's manual clock, with keys held (see held-keys.ts) so Redis's real-time expiry cannot race it.
+ */
+export function runRedisConformance(targets: readonly RedisTarget[]): void {
+  for (const { name, clients, prefix, batch } of targets) {
+    runConformance({
+      name,
+      test: { describe, it },
+      create: (algorithm, clock, connection) =>
+        createRedisLimiter({
+          client: held(clients()[connection]),
+          algorithm,
+          prefix: prefix === undefined ? undefined : `${prefix}:${algorithm.name}:`,
+          clock: clock.now,
+          batch,
+        }),
+    });
+  }
 }

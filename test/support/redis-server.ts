@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 /** A real redis-server on a free loopback port, owned by the test that started it. */
 export interface RedisServer {
@@ -95,6 +96,40 @@ export async function startRedis(extraArgs: readonly string[] = []): Promise<Red
     async stop() {
       for (const client of clients) client.disconnect();
       await kill('SIGTERM');
+    },
+  };
+}
+
+/** What {@link useRedisServer} hands a test file: accessors valid in its tests and hooks. */
+export interface RedisServerAccess {
+  /** The running server (to pause, restart, or open more connections). */
+  server(): RedisServer;
+  /** Connection `index` (default 0) of those opened when the server started. */
+  redis(index?: number): Redis;
+}
+
+/**
+ * Registers vitest hooks that start one redis-server for the calling file (`beforeAll`), open
+ * `connections` ioredis connections to it (default 1), and stop it with them (`afterAll`).
+ * The accessors throw when called before the server has started, such as while tests are registered.
+ */
+export function useRedisServer(options: { connections?: number } = {}): RedisServerAccess {
+  let started: { server: RedisServer; connections: Redis[] } | undefined;
+  beforeAll(async () => {
+    const server = await startRedis();
+    started = { server, connections: Array.from({ length: options.connections ?? 1 }, () => server.connect()) };
+  });
+  afterAll(() => started?.server.stop());
+  const current = () => {
+    if (started === undefined) throw new Error('useRedisServer: the server starts in beforeAll; use it inside tests');
+    return started;
+  };
+  return {
+    server: () => current().server,
+    redis(index = 0) {
+      const connection = current().connections[index];
+      if (connection === undefined) throw new Error(`useRedisServer: no connection ${index}; ask for more`);
+      return connection;
     },
   };
 }
