@@ -127,14 +127,9 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     return answer(state, atMs, false, retryAfterMs);
   };
 
-  const ask = async (key: string, cost: number): Promise<Decision> => {
+  const ask = (key: string, cost: number): Promise<Decision> => {
     counters.remoteCalls++;
-    try {
-      return await remote.limit(key, { cost });
-    } catch (error) {
-      counters.remoteErrors++;
-      throw error;
-    }
+    return remote.limit(key, { cost });
   };
 
   // Rule 3 for the request at the head of the key's queue. Undefined when the lease arrived but
@@ -196,7 +191,15 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     return answer(state, askedAtMs, true, 0);
   };
 
-  // Serves the key's queue in order until it is empty, one lease in flight at a time.
+  // A failed remote call fails the request that made it and every request queued behind it.
+  const fail = (state: KeyState, error: unknown): void => {
+    counters.remoteErrors++;
+    const queue = state.queue ?? [];
+    state.queue = undefined;
+    for (const waiter of queue) waiter.reject(error);
+  };
+
+  // Serves the requests that queued behind a lease, in order, one lease in flight at a time.
   const serve = async (key: string, state: KeyState, queue: Waiter[]): Promise<void> => {
     while (queue.length > 0) {
       const head = queue[0] as Waiter;
@@ -205,8 +208,8 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
         decision = state.anchored ? decideHere(state, head.cost, nowMs()) : undefined;
         decision ??= await lease(key, state, head.cost);
       } catch (error) {
-        for (const waiter of queue.splice(0)) waiter.reject(error);
-        break;
+        fail(state, error);
+        return;
       }
       if (decision === undefined) continue;
       queue.shift();
@@ -214,6 +217,24 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       head.resolve(decision);
     }
     state.queue = undefined;
+  };
+
+  // The request that found no lease in flight takes one; later requests for the key queue.
+  const take = async (key: string, state: KeyState, cost: number): Promise<Decision> => {
+    const queue: Waiter[] = [];
+    state.queue = queue;
+    let decision: Decision | undefined;
+    try {
+      do decision = await lease(key, state, cost);
+      while (decision === undefined);
+    } catch (error) {
+      fail(state, error);
+      throw error;
+    }
+    counters.requests++;
+    if (queue.length === 0) state.queue = undefined;
+    else void serve(key, state, queue);
+    return decision;
   };
 
   const tryLimit = (key: string, limitOptions?: LimitOptions): Decision | undefined => {
@@ -263,16 +284,11 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
         }
       }
       table.touch(key, state, atMs);
-      const keyState = state;
+      const queue = state.queue;
+      if (queue === undefined) return take(key, state, cost);
+      counters.waited++;
       return new Promise<Decision>((resolve, reject) => {
-        const waiter: Waiter = { cost, resolve, reject };
-        if (keyState.queue !== undefined) {
-          counters.waited++;
-          keyState.queue.push(waiter);
-          return;
-        }
-        keyState.queue = [waiter];
-        void serve(key, keyState, keyState.queue);
+        queue.push({ cost, resolve, reject });
       });
     },
     async peek(key) {
