@@ -25,7 +25,7 @@ const LEASE_SIZES = [1, 10, 100, 1000];
 // Decisions timed per dial variant: a multiple of every lease size, about 0.3 s each.
 const DIAL_DECISIONS = { direct: 3000, 1: 3000, 10: 30_000, 100: 300_000, 1000: 1_000_000 };
 const HIT_DECISIONS = 2_000_000;
-const ROUNDS = 5;
+const ROUNDS = 7;
 
 /** One dial variant: a Redis limiter, leased or not, timed over DIAL_DECISIONS awaited calls. */
 async function dial(size) {
@@ -68,6 +68,11 @@ async function hit(kind) {
     remote: createMemoryLimiter({ algorithm: algorithm(), pruneIntervalMs: 0 }),
     leaseSize: 10_000_000,
   });
+  // leaseSize 1 over memory: every decision is a remote call, so this is the pass-through's bookkeeping.
+  const passThrough = createLeasedLimiter({
+    remote: createMemoryLimiter({ algorithm: algorithm(), pruneIntervalMs: 0 }),
+    leaseSize: 1,
+  });
   await leased.limit('hot');
   check(leased.tryLimit('hot')?.allowed === true, 'a lease hit is decided synchronously');
   check(memory.limitSync('hot').allowed, 'the memory limiter admits');
@@ -75,11 +80,14 @@ async function hit(kind) {
     memory: () => memory.limitSync('hot'),
     tryLimit: () => leased.tryLimit('hot'),
     limit: () => leased.limit('hot'),
+    memoryAsync: () => memory.limit('hot'),
+    passThrough: () => passThrough.limit('hot'),
   }[kind];
   const loop = async (n) => {
     let admitted = 0;
     const started = process.hrtime.bigint();
-    if (kind === 'limit') for (let i = 0; i < n; i++) admitted += (await run()).allowed ? 1 : 0;
+    if (kind === 'limit' || kind === 'memoryAsync' || kind === 'passThrough')
+      for (let i = 0; i < n; i++) admitted += (await run()).allowed ? 1 : 0;
     else for (let i = 0; i < n; i++) admitted += run()?.allowed ? 1 : 0;
     const ns = Number(process.hrtime.bigint() - started);
     check(admitted === n, `${kind}: every decision admitted`);
@@ -90,7 +98,7 @@ async function hit(kind) {
 }
 
 const DIAL_VARIANTS = ['direct', ...LEASE_SIZES.map(String)].map((size) => `dial:${size}`);
-const HIT_VARIANTS = ['memory', 'tryLimit', 'limit'].map((kind) => `hit:${kind}`);
+const HIT_VARIANTS = ['memory', 'tryLimit', 'limit', 'memoryAsync', 'passThrough'].map((kind) => `hit:${kind}`);
 
 const variant = variantName();
 if (variant !== undefined) {
@@ -162,22 +170,43 @@ async function main(server) {
     ),
   );
 
-  const memoryNs = of(hits, 'hit:memory', 'nsPerOp');
+  // Medians, and the fastest round: on a shared machine a process is sometimes slowed throughout
+  // (the rounds are bimodal), and the fastest round is the least disturbed one.
+  const fastest = (name) => Math.min(...hits.get(name).map((r) => r.nsPerOp));
   const hitRows = [
-    ['memory GCRA `limitSync` (the reference)', memoryNs],
-    ['lease hit, `tryLimit` (synchronous)', of(hits, 'hit:tryLimit', 'nsPerOp')],
-    ['lease hit, `await limit()`', of(hits, 'hit:limit', 'nsPerOp')],
-  ];
-  console.log(`\nThe local path: one hot key, ${formatInteger(HIT_DECISIONS)} decisions per process, same GCRA.\n`);
+    ['memory GCRA `limitSync` (the reference)', 'hit:memory'],
+    ['lease hit, `tryLimit` (synchronous)', 'hit:tryLimit'],
+    ['lease hit, `await limit()`', 'hit:limit'],
+    ['memory GCRA, `await limit()`', 'hit:memoryAsync'],
+    ['leaseSize 1 over memory, `await limit()` (every call a remote call)', 'hit:passThrough'],
+  ].map(([label, name]) => ({ label, name, median: of(hits, name, 'nsPerOp'), fastest: fastest(name) }));
+  const [reference] = hitRows;
+  console.log(
+    `\nThe local path: one hot key, ${formatInteger(HIT_DECISIONS)} decisions per process, same GCRA, ${ROUNDS} processes.\n`,
+  );
   console.log(
     formatTable(
-      [{ header: 'decision' }, { header: 'ns/op', align: 'right' }, { header: '÷ memory GCRA', align: 'right' }],
-      hitRows.map(([label, ns]) => [label, ns.toFixed(1), `${(ns / memoryNs).toFixed(2)}×`]),
+      [
+        { header: 'decision' },
+        { header: 'median ns/op', align: 'right' },
+        { header: '÷ reference', align: 'right' },
+        { header: 'fastest round ns/op', align: 'right' },
+        { header: '÷ reference', align: 'right' },
+      ],
+      hitRows.map((row) => [
+        row.label,
+        row.median.toFixed(1),
+        `${(row.median / reference.median).toFixed(2)}×`,
+        row.fastest.toFixed(1),
+        `${(row.fastest / reference.fastest).toFixed(2)}×`,
+      ]),
     ),
   );
-  const hitRatio = (hitRows[1][1] ?? 0) / memoryNs;
+  const hitRatio = hitRows[1].median / reference.median;
+  const hitRatioFastest = hitRows[1].fastest / reference.fastest;
   console.log(
-    `\nTarget: a lease hit ≤ 2 × the memory GCRA decision: ${hitRatio.toFixed(2)}× (${hitRatio <= 2 ? 'met' : 'missed'}).\n`,
+    `\nTarget: a lease hit ≤ 2 × the memory GCRA decision: ${hitRatio.toFixed(2)}× by medians, ` +
+      `${hitRatioFastest.toFixed(2)}× by fastest rounds (${Math.max(hitRatio, hitRatioFastest) <= 2 ? 'met' : 'missed'}).\n`,
   );
 
   const svg = leaseDialSvg({
@@ -202,9 +231,12 @@ async function main(server) {
     },
     dial: dialRows.map((row) => ({ ...row, rounds: dials.get(`dial:${row.size}`) })),
     hits: Object.fromEntries(
-      HIT_VARIANTS.map((name) => [name, { nsPerOp: of(hits, name, 'nsPerOp'), rounds: hits.get(name) }]),
+      hitRows.map((row) => [
+        row.name,
+        { medianNsPerOp: row.median, fastestNsPerOp: row.fastest, rounds: hits.get(row.name) },
+      ]),
     ),
-    targets: { leaseHitVsMemoryGcra: { target: 2, measured: hitRatio } },
+    targets: { leaseHitVsMemoryGcra: { target: 2, median: hitRatio, fastest: hitRatioFastest } },
   });
   console.log(`Saved ${path}\n`);
 }
