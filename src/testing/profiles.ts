@@ -63,9 +63,6 @@ export const profiles: AlgorithmProfile[] = [
     exempt: {
       'replenishes-at-rate':
         'a window gives nothing back until it closes, then the whole limit at once (test/algorithms/cases.test.ts)',
-      'retry-after-exact':
-        'retryAfterMs is exact (checked against the reference model), but the property then expects a cost-2 request to wait; ' +
-        'the window that opened at the retry time holds the whole limit, so it is admitted at once',
     },
   },
   {
@@ -76,9 +73,6 @@ export const profiles: AlgorithmProfile[] = [
       'replenishes-at-rate':
         'units come back when the requests that spent them leave the window, not at a steady rate: ' +
         'a burst of the whole limit comes back all at once one window later',
-      'retry-after-exact':
-        'retryAfterMs is exact (checked against the reference model), but the property then expects a cost-2 request to wait; ' +
-        'the burst that exhausted the key leaves the window all at once, so it is admitted at once',
     },
   },
   {
