@@ -8,6 +8,7 @@ import { fork } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { owned } from './lib/owned.mjs';
 
 const FIRST = ['memory', 'redis'];
 const dir = fileURLToPath(new URL('.', import.meta.url));
@@ -33,7 +34,9 @@ const started = performance.now();
 for (const name of sections) {
   const sectionStarted = performance.now();
   const code = await new Promise((resolve) => {
-    fork(`${dir}${name}.mjs`, [], { stdio: 'inherit' }).once('exit', (exitCode, signal) => resolve(signal ?? exitCode));
+    owned(fork(`${dir}${name}.mjs`, [], { stdio: 'inherit' })).once('exit', (exitCode, signal) =>
+      resolve(signal ?? exitCode),
+    );
   });
   const seconds = ((performance.now() - sectionStarted) / 1000).toFixed(1);
   if (code !== 0) failed.push(name);

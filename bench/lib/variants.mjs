@@ -4,6 +4,7 @@
  * file, started with `--variant <name>`, measures that one variant and calls sendResult().
  */
 import { fork } from 'node:child_process';
+import { owned } from './owned.mjs';
 
 /** The variant this process was started to measure, or undefined in the orchestrating process. */
 export function variantName() {
@@ -39,7 +40,9 @@ export async function runVariants(file, names, { rounds = 3, execArgv = [], env 
 
 function runVariant(file, name, execArgv, env) {
   return new Promise((resolve, reject) => {
-    const child = fork(file, ['--variant', name], { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = owned(
+      fork(file, ['--variant', name], { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    );
     let result;
     child.once('message', (message) => {
       result = message;
