@@ -25,6 +25,7 @@ export interface LimitReport {
  * lists); `draft-7` and `draft-6` are the earlier single-limit shapes some clients still read.
  */
 export const RATELIMIT_DRAFTS = ['draft-11', 'draft-7', 'draft-6'] as const;
+/** One of {@link RATELIMIT_DRAFTS}: which header shape to write. */
 export type RateLimitDraft = (typeof RATELIMIT_DRAFTS)[number];
 
 /** Whether `X-RateLimit-Reset` is delta seconds (default) or a Unix epoch second. */

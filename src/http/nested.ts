@@ -27,7 +27,9 @@ export interface Charge {
  */
 export type ChargeState = 'charged' | 'denied' | 'refunded' | 'read';
 
+/** One limit's outcome: the charge, the limiter's decision for it, and what was finally spent. */
 export interface ChargeResult extends Charge {
+  /** For `read` results, a cost-0 decision: the key's state, nothing spent. */
   decision: Decision;
   state: ChargeState;
 }
@@ -35,7 +37,9 @@ export interface ChargeResult extends Charge {
 /** How the limits of one request were charged (see {@link chargeAll}). */
 export type ChargeStrategy = 'single' | 'refund' | 'check-first';
 
+/** The result of charging every limit of one request. */
 export interface ChargeOutcome {
+  /** True only when every limit admitted its cost. */
   allowed: boolean;
   strategy: ChargeStrategy;
   /** One result per charge, in the order given. */

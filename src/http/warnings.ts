@@ -17,8 +17,10 @@ export type HttpWarningCode =
   | 'SLUICE_HTTP_STORE_UNAVAILABLE'
   | 'SLUICE_HTTP_REFUND_FAILED';
 
+/** A one-time warning from the HTTP layer; each `code` fires at most once per limiter (see docs/http.md#warnings). */
 export interface HttpWarning {
   code: HttpWarningCode;
+  /** What was seen and what to configure instead. */
   message: string;
 }
 

@@ -59,21 +59,25 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const refundScript = refundScripts[algorithm.name];
 
   const nowArg = () => (clock ? String(Math.floor(clock())) : '');
-  const call = async (run: () => Promise<unknown>): Promise<unknown> => {
+  // Validates the caller's key, then gives the stored key: one hash tag per key, Cluster-safe.
+  const redisKeyOf = (key: string): string => {
+    checkKey(key);
+    return `${prefix}{${key}}`;
+  };
+  const store = async (action: string, run: () => Promise<unknown>): Promise<unknown> => {
     try {
       return await run();
     } catch (error) {
-      throw new StoreUnavailableError(`Redis could not decide for '${algorithm.name}'`, error);
+      throw new StoreUnavailableError(`Redis could not ${action} for '${algorithm.name}'`, error);
     }
   };
 
   return {
     algorithm,
     async limit(key, limitOptions) {
-      checkKey(key);
+      const redisKey = redisKeyOf(key);
       const cost = costOf(limitOptions);
-      const redisKey = `${prefix}{${key}}`;
-      const reply = await call(() =>
+      const reply = await store('decide', () =>
         batcher
           ? batcher.decide(redisKey, nowArg(), cost, true)
           : runScript(client, script, [redisKey], [nowArg(), ...params, cost, 1]),
@@ -81,11 +85,10 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       return toDecision(reply, algorithm.limit, 0);
     },
     async peek(key) {
-      checkKey(key);
-      const redisKey = `${prefix}{${key}}`;
+      const redisKey = redisKeyOf(key);
       // One round trip: the script decides cost 0 and an unapplied cost 1 on the same key.
       // Batched, both join the queue, so the peek sees the decisions queued before it.
-      const reply = await call(() => {
+      const reply = await store('peek', () => {
         const now = nowArg();
         if (!batcher) return runScript(client, script, [redisKey, redisKey], [now, ...params, 0, 0, 1, 0]);
         return Promise.all([batcher.decide(redisKey, now, 0, false), batcher.decide(redisKey, now, 1, false)]).then(
@@ -95,25 +98,17 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       return peekDecision(toDecision(reply, algorithm.limit, 0), toDecision(reply, algorithm.limit, 1));
     },
     async reset(key) {
-      checkKey(key);
+      const redisKey = redisKeyOf(key);
       // Decisions queued before the reset are applied before it, as they would be unbatched.
       await batcher?.drain();
-      try {
-        await runScript(client, resetScript, [`${prefix}{${key}}`], []);
-      } catch (error) {
-        throw new StoreUnavailableError('Redis could not reset the key', error);
-      }
+      await store('reset', () => runScript(client, resetScript, [redisKey], []));
     },
     ...(refundScript && {
       async refund(key: string, units: number) {
-        checkKey(key);
+        const redisKey = redisKeyOf(key);
         if (costOf({ cost: units }) === 0) return;
         await batcher?.drain();
-        try {
-          await runScript(client, refundScript, [`${prefix}{${key}}`], [nowArg(), ...params, units]);
-        } catch (error) {
-          throw new StoreUnavailableError(`Redis could not refund for '${algorithm.name}'`, error);
-        }
+        await store('refund', () => runScript(client, refundScript, [redisKey], [nowArg(), ...params, units]));
       },
     }),
     close: async () => {
