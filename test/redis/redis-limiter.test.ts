@@ -100,6 +100,26 @@ describe('Redis GCRA', () => {
     expect(await admin().pttl(`${prefix}{k}`)).toBeGreaterThan(0);
   });
 
+  it('treats a planted key without TTL whose TAT is an hour ahead as fresh, on a decision and on a peek', async () => {
+    const prefix = `plant${++prefixSequence}:`;
+    const hourAheadUs = String((nowMs + 3_600_000) * 1000);
+    await admin().set(`${prefix}{k}`, hourAheadUs);
+    await admin().set(`${prefix}{p}`, hourAheadUs);
+    const l = createRedisLimiter({
+      client: redis(),
+      algorithm: gcra({ limit: 5, periodMs: 10_000 }),
+      prefix,
+      clock: () => nowMs,
+    });
+    expect(await l.limit('k', { cost: 5 })).toMatchObject({ allowed: true, remaining: 0, resetAfterMs: 10_000 });
+    expect(await admin().get(`${prefix}{k}`)).toBe(String((nowMs + 10_000) * 1000));
+    const pttl = await admin().pttl(`${prefix}{k}`);
+    expect(pttl).toBeGreaterThan(9000);
+    expect(pttl).toBeLessThanOrEqual(10_000);
+    expect(await l.peek('p')).toMatchObject({ allowed: true, remaining: 5, resetAfterMs: 0 });
+    expect(await admin().exists(`${prefix}{p}`)).toBe(0);
+  });
+
   it('never moves stored time backwards when the client clock does', async () => {
     const prefix = `back${++prefixSequence}:`;
     const l = createRedisLimiter({

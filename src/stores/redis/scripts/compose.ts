@@ -11,8 +11,10 @@ import { defineScript, type LuaScript } from '../script.js';
  * Integers only: Redis truncates Lua floats in replies.
  *
  * The body reads its parameters from ARGV[2..] and defines `decide(key, cost, commit)`,
- * returning the four integers for one key. Helpers below are the Lua twins of
- * src/algorithms/integer.ts, so memory and Redis agree to the unit.
+ * returning the four integers for one key as four values (no table per decision: the loop is
+ * the hot path of a batch). Helpers below are the Lua twins of src/algorithms/integer.ts, so
+ * memory and Redis agree to the unit. Numbers go to redis.call as numbers: Redis writes them
+ * with 17 significant digits, so integers up to 2^53 are stored in full.
  */
 const PRELUDE = `
 local function floor_div(a, b)
@@ -21,16 +23,17 @@ local function floor_div(a, b)
   return q
 end
 local function ceil_div(a, b) return -floor_div(-a, b) end
--- Integers up to 2^53 written in full (tostring would round to 14 digits).
-local function int(n) return string.format('%.0f', n) end
 local now_ms = tonumber(ARGV[1])
 if not now_ms then
   local t = redis.call('TIME')
   now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
--- A key without a TTL was not written by Sluice: drop it and start fresh.
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
 local function fresh_if_unowned(key)
-  if redis.call('PTTL', key) == -1 then redis.call('DEL', key) end
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
 end
 `;
 
@@ -38,8 +41,9 @@ const LOOP = `
 local replies = {}
 local first = #ARGV - 2 * #KEYS
 for i = 1, #KEYS do
-  local r = decide(KEYS[i], tonumber(ARGV[first + 2 * i - 1]), ARGV[first + 2 * i] == '1')
-  for j = 1, 4 do replies[#replies + 1] = r[j] end
+  local at = 4 * i
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] =
+    decide(KEYS[i], tonumber(ARGV[first + 2 * i - 1]), ARGV[first + 2 * i] == '1')
 end
 return replies
 `;

@@ -25,12 +25,12 @@ local function decide(key, cost, commit)
   local function reply(allowed, used, retry)
     local reset = 0
     if used > 0 then reset = window_end - now end
-    return {allowed, limit - used, retry, reset}
+    return allowed, limit - used, retry, reset
   end
   if cost > limit then return reply(0, count, -1) end
   if count + cost > limit then return reply(0, count, window_end - now) end
   if commit and cost > 0 then
-    redis.call('HSET', key, 'n', int(count + cost), 'e', int(window_end))
+    redis.call('HSET', key, 'n', count + cost, 'e', window_end)
     redis.call('PEXPIRE', key, window_end - now)
   end
   return reply(1, count + cost, 0)

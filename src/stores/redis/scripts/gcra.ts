@@ -11,18 +11,21 @@ local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local horizon = burst * interval -- how far TAT may run ahead of now
 local now = now_ms * 1000
+local function reply(allowed, at, retry)
+  return allowed, math.max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)
+end
 local function decide(key, cost, commit)
-  fresh_if_unowned(key)
-  local tat = math.max(tonumber(redis.call('GET', key)) or 0, now)
-  local function reply(allowed, at, retry)
-    return {allowed, math.max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)}
-  end
+  local tat = tonumber(redis.call('GET', key))
+  -- Only a TAT ahead of now sways a decision (one at or before now is a fresh key), so only
+  -- then is it worth a PTTL to learn whether Sluice wrote it.
+  if tat and tat > now and fresh_if_unowned(key) then tat = nil end
+  tat = math.max(tat or 0, now)
   if cost > burst then return reply(0, tat, -1) end
   local next_tat = tat + cost * interval
   local allow_at = next_tat - horizon
   if allow_at > now then return reply(0, tat, ceil_div(allow_at - now, 1000)) end
   if commit and cost > 0 then
-    redis.call('SET', key, int(next_tat), 'PX', math.max(1, ceil_div(next_tat - now, 1000)))
+    redis.call('SET', key, next_tat, 'PX', math.max(1, ceil_div(next_tat - now, 1000)))
   end
   return reply(1, next_tat, 0)
 end

@@ -21,7 +21,7 @@ local function refund(key, units)
   if next_tat <= now then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, int(next_tat), 'PX', ceil_div(next_tat - now, 1000))
+    redis.call('SET', key, next_tat, 'PX', ceil_div(next_tat - now, 1000))
   end
 end
 `);
@@ -48,7 +48,7 @@ local function refund(key, units)
   if deficit == 0 then
     redis.call('DEL', key)
   else
-    redis.call('HSET', key, 'd', int(deficit), 't', int(now))
+    redis.call('HSET', key, 'd', deficit, 't', now)
     redis.call('PEXPIRE', key, ceil_div(deficit, refill))
   end
 end

@@ -41,7 +41,7 @@ local function decide(key, cost, commit)
     elseif old > 0 then
       reset_at = start + weighs_at_most_from(prev, 0)
     end
-    return {allowed, limit - old - current, retry, math.max(0, reset_at - now)}
+    return allowed, limit - old - current, retry, math.max(0, reset_at - now)
   end
   if cost > limit then return reply(0, curr, -1) end
   if old + curr + cost > limit then
@@ -55,7 +55,7 @@ local function decide(key, cost, commit)
     return reply(0, curr, window - elapsed + next_from)
   end
   if commit and cost > 0 then
-    redis.call('HSET', key, 'c', int(curr + cost), 'p', int(prev), 's', int(start))
+    redis.call('HSET', key, 'c', curr + cost, 'p', prev, 's', start)
     redis.call('PEXPIRE', key, start + 2 * window - now)
   end
   return reply(1, curr + cost, 0)

@@ -14,6 +14,8 @@ import { algorithmScript } from './compose.js';
 export const slidingWindowLogScript = algorithmScript(`
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
+-- An integer as text in full: Lua's own number-to-string conversion rounds to 14 digits.
+local function int(n) return string.format('%.0f', n) end
 local function units(member)
   local first, last = string.match(member, '^(%d+):(%d+)$')
   return tonumber(first), tonumber(last)
@@ -35,7 +37,7 @@ local function decide(key, cost, commit)
   local function reply(allowed, in_window, last_ms, retry)
     local reset = 0
     if in_window > 0 then reset = last_ms + window - now end
-    return {allowed, limit - in_window, retry, reset}
+    return allowed, limit - in_window, retry, reset
   end
   if cost > limit then return reply(0, used, newest, -1) end
   local excess = used + cost - limit
@@ -49,13 +51,13 @@ local function decide(key, cost, commit)
     end
   end
   if commit and cost > 0 then
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', int(now - window))
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
     if top[1] and newest == now then
       redis.call('ZREM', key, top[1]) -- this ms already has a member: extend it
     else
       first_unit = last_unit + 1
     end
-    redis.call('ZADD', key, int(now), int(first_unit) .. ':' .. int(last_unit + cost))
+    redis.call('ZADD', key, now, int(first_unit) .. ':' .. int(last_unit + cost))
     redis.call('PEXPIRE', key, window)
   end
   if cost > 0 then newest = now end

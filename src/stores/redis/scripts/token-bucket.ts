@@ -22,13 +22,13 @@ local function decide(key, cost, commit)
   local now = math.max(now_ms, last) -- a clock behind the last write does not refill backwards
   if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
   local function reply(allowed, d, retry)
-    return {allowed, capacity - ceil_div(d, unit), retry, ceil_div(d, refill)}
+    return allowed, capacity - ceil_div(d, unit), retry, ceil_div(d, refill)
   end
   if cost > capacity then return reply(0, deficit, -1) end
   local next = deficit + cost * unit
   if next > full then return reply(0, deficit, ceil_div(next - full, refill)) end
   if commit and cost > 0 then
-    redis.call('HSET', key, 'd', int(next), 't', int(now))
+    redis.call('HSET', key, 'd', next, 't', now)
     redis.call('PEXPIRE', key, ceil_div(next, refill))
   end
   return reply(1, next, 0)
