@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, type ClusterOptions, Redis } from 'ioredis';
 import { spawnReady, stopProcess, waitFor } from './processes.js';
-import { freePort } from './redis-server.js';
+import { binaries, freePort, type ServerKind } from './redis-server.js';
 
-/** One redis-server of a test cluster, with a plain (non-cluster) connection to it. */
+/** One server of a test cluster, with a plain (non-cluster) connection to it. */
 export interface ClusterNode {
   readonly port: number;
   readonly id: string;
@@ -16,7 +16,7 @@ export interface ClusterNode {
   readonly admin: Redis;
 }
 
-/** A real Redis Cluster on loopback ports, owned by the test file that started it. */
+/** A real Redis (or Valkey) Cluster on loopback ports, owned by the test file that started it. */
 export interface TestCluster {
   readonly masters: readonly ClusterNode[];
   readonly replicas: readonly ClusterNode[];
@@ -38,12 +38,20 @@ export interface TestCluster {
 const run = promisify(execFile);
 
 /**
- * Starts `masters` redis-server processes in cluster mode (plus `replicasPerMaster` replicas
- * each) on free loopback ports, joins them with `redis-cli --cluster create`, and resolves
- * once every node reports `cluster_state:ok`. Everything started is stopped by `stop()`, by
- * a failed start, and (SIGKILL) when the test process exits.
+ * Starts `masters` redis-server (or `server`'s) processes in cluster mode (plus
+ * `replicasPerMaster` replicas each) on free loopback ports, joins them with `redis-cli --cluster
+ * create` (or `valkey-cli`), and resolves once every node reports `cluster_state:ok`. Everything
+ * started is stopped by `stop()`, by a failed start, and (SIGKILL) when the test process exits.
  */
-export async function startCluster({ masters = 3, replicasPerMaster = 0 } = {}): Promise<TestCluster> {
+export async function startCluster({
+  masters = 3,
+  replicasPerMaster = 0,
+  server = 'redis',
+}: {
+  masters?: number;
+  replicasPerMaster?: number;
+  server?: ServerKind;
+} = {}): Promise<TestCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-cluster-'));
   const processes: ChildProcess[] = [];
   const connections: { disconnect(): void }[] = [];
@@ -56,11 +64,11 @@ export async function startCluster({ masters = 3, replicasPerMaster = 0 } = {}):
     const total = masters * (1 + replicasPerMaster);
     const ports: number[] = [];
     for (let i = 0; i < total; i++) {
-      const { child, port } = await startNode(dir);
+      const { child, port } = await startNode(dir, server);
       processes.push(child);
       ports.push(port);
     }
-    await run('redis-cli', [
+    await run(binaries[server].cli, [
       '--cluster',
       'create',
       ...ports.map((port) => `127.0.0.1:${port}`),
@@ -137,14 +145,14 @@ export async function startCluster({ masters = 3, replicasPerMaster = 0 } = {}):
   }
 }
 
-/** One cluster-enabled redis-server; the cluster bus gets its own free port (not port + 10000). */
-async function startNode(dir: string): Promise<{ child: ChildProcess; port: number }> {
+/** One cluster-enabled server; the cluster bus gets its own free port (not port + 10000). */
+async function startNode(dir: string, server: ServerKind): Promise<{ child: ChildProcess; port: number }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const busPort = await freePort();
     try {
       const child = await spawnReady(
-        'redis-server',
+        binaries[server].server,
         [
           ...['--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1'],
           ...['--save', '', '--appendonly', 'no', '--dir', dir],

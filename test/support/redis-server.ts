@@ -4,7 +4,16 @@ import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 
-/** A real redis-server on a free loopback port, owned by the test that started it. */
+/** The executables of each server the tests can run; a sentinel is the server started with `--sentinel`. */
+export const binaries = {
+  redis: { server: 'redis-server', cli: 'redis-cli' },
+  valkey: { server: 'valkey-server', cli: 'valkey-cli' },
+} as const;
+
+/** Which server a test starts: Redis (the default) or Valkey (8, from Debian bookworm-backports in CI). */
+export type ServerKind = keyof typeof binaries;
+
+/** A real redis-server (or valkey-server) on a free loopback port, owned by the test that started it. */
 export interface RedisServer {
   readonly port: number;
   readonly url: string;
@@ -34,9 +43,10 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-async function launch(port: number, extraArgs: readonly string[]): Promise<ChildProcess> {
+async function launch(port: number, extraArgs: readonly string[], kind: ServerKind): Promise<ChildProcess> {
+  const command = binaries[kind].server;
   const child = spawn(
-    'redis-server',
+    command,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -49,7 +59,7 @@ async function launch(port: number, extraArgs: readonly string[]): Promise<Child
       if (output.includes('Ready to accept connections')) resolve();
     });
     child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
+    child.once('exit', (code) => reject(new Error(`${command} exited with ${code}: ${output}`)));
   });
   await ready;
   child.stdout?.removeAllListeners('data');
@@ -57,14 +67,17 @@ async function launch(port: number, extraArgs: readonly string[]): Promise<Child
   return child;
 }
 
-/** Starts redis-server on a free loopback port (never 6379 by assumption), without persistence. */
-export async function startRedis(extraArgs: readonly string[] = []): Promise<RedisServer> {
+/** Starts redis-server (or `server`'s binary) on a free loopback port (never 6379 by assumption), without persistence. */
+export async function startRedis(
+  extraArgs: readonly string[] = [],
+  { server = 'redis' }: { server?: ServerKind } = {},
+): Promise<RedisServer> {
   let port = 0;
   let child: ChildProcess | undefined;
   for (let attempt = 0; child === undefined; attempt++) {
     port = await freePort();
     try {
-      child = await launch(port, extraArgs);
+      child = await launch(port, extraArgs, server);
     } catch (error) {
       if (attempt === 4) throw error;
     }
@@ -91,7 +104,7 @@ export async function startRedis(extraArgs: readonly string[] = []): Promise<Red
     resume: () => current.kill('SIGCONT'),
     async restart() {
       await kill('SIGKILL');
-      current = await launch(port, extraArgs);
+      current = await launch(port, extraArgs, server);
     },
     async stop() {
       for (const client of clients) client.disconnect();
@@ -109,14 +122,15 @@ export interface RedisServerAccess {
 }
 
 /**
- * Registers vitest hooks that start one redis-server for the calling file (`beforeAll`), open
- * `connections` ioredis connections to it (default 1), and stop it with them (`afterAll`).
- * The accessors throw when called before the server has started, such as while tests are registered.
+ * Registers vitest hooks that start one redis-server (or `server`'s) for the calling file or
+ * `describe` block (`beforeAll`), open `connections` ioredis connections to it (default 1), and
+ * stop it with them (`afterAll`). The accessors throw when called before the server has started,
+ * such as while tests are registered.
  */
-export function useRedisServer(options: { connections?: number } = {}): RedisServerAccess {
+export function useRedisServer(options: { connections?: number; server?: ServerKind } = {}): RedisServerAccess {
   let started: { server: RedisServer; connections: Redis[] } | undefined;
   beforeAll(async () => {
-    const server = await startRedis();
+    const server = await startRedis([], { server: options.server });
     started = { server, connections: Array.from({ length: options.connections ?? 1 }, () => server.connect()) };
   });
   afterAll(() => started?.server.stop());

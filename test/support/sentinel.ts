@@ -3,10 +3,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
+import { Redis as Valkey, type RedisOptions as ValkeyOptions } from 'iovalkey';
 import { spawnReady, stopProcess, waitFor } from './processes.js';
-import { freePort } from './redis-server.js';
+import { binaries, freePort, type ServerKind } from './redis-server.js';
 
-/** A redis-server of the Sentinel set-up, with a direct connection to it. */
+/** A data server of the Sentinel set-up, with a direct connection to it. */
 export interface DataNode {
   readonly port: number;
   readonly admin: Redis;
@@ -23,6 +24,8 @@ export interface TestSentinel {
   master(): Promise<DataNode>;
   /** A new ioredis client that finds the master through the sentinels (disconnected by `stop`). */
   connect(options?: RedisOptions): Redis;
+  /** The same with iovalkey (disconnected by `stop`). */
+  connectValkey(options?: ValkeyOptions): Valkey;
   /**
    * Forces a failover with `SENTINEL FAILOVER` once a sentinel sees a replica fit to promote;
    * resolves when the replica answers ROLE master and every sentinel names it.
@@ -37,14 +40,15 @@ const NAME = 'mymaster';
 
 /**
  * Starts a master, one replica (`--replicaof`) and three sentinels (`redis-server <conf>
- * --sentinel`, quorum 2) with generated config files in a temporary directory, and resolves once
- * every sentinel sees the replica and the two other sentinels. Everything started is stopped by
- * `stop()`, by a failed start, and (SIGKILL) when the test process exits.
+ * --sentinel`, quorum 2), all of `server`'s binary (default redis-server), with generated config
+ * files in a temporary directory, and resolves once every sentinel sees the replica and the two
+ * other sentinels. Everything started is stopped by `stop()`, by a failed start, and (SIGKILL)
+ * when the test process exits.
  */
-export async function startSentinel(): Promise<TestSentinel> {
+export async function startSentinel({ server = 'redis' }: { server?: ServerKind } = {}): Promise<TestSentinel> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-sentinel-'));
   const processes: ChildProcess[] = [];
-  const connections: Redis[] = [];
+  const connections: { disconnect(): void }[] = [];
   const stop = async () => {
     for (const connection of connections) connection.disconnect();
     await Promise.all(processes.map(stopProcess));
@@ -61,7 +65,7 @@ export async function startSentinel(): Promise<TestSentinel> {
       for (let attempt = 1; ; attempt++) {
         const port = await freePort();
         try {
-          processes.push(await spawnReady('redis-server', await args(port), ready));
+          processes.push(await spawnReady(binaries[server].server, await args(port), ready));
           return port;
         } catch (error) {
           if (attempt === 5) throw error;
@@ -118,6 +122,12 @@ export async function startSentinel(): Promise<TestSentinel> {
       master: masterNode,
       connect(options) {
         const client = new Redis({ sentinels, name: NAME, ...options });
+        client.on('error', () => {});
+        connections.push(client);
+        return client;
+      },
+      connectValkey(options) {
+        const client = new Valkey({ sentinels, name: NAME, ...options });
         client.on('error', () => {});
         connections.push(client);
         return client;
