@@ -12,7 +12,8 @@ import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { manualClock, runConformance } from '../../src/testing/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { held } from '../support/held-keys.js';
-import { errorsBetween, randomIdentifier, runRedisConformance, scriptCallsBetween, serverStats } from './support.js';
+import { itDecidesRandomIdentifiersBySlot } from './slots.js';
+import { errorsBetween, runRedisConformance, scriptCallsBetween, serverStats } from './support.js';
 
 type NodeRedisCluster = ReturnType<typeof createCluster>;
 
@@ -78,40 +79,7 @@ async function readyClient(): Promise<Cluster> {
 }
 
 describe('Redis Cluster: slots', () => {
-  it('computes CLUSTER KEYSLOT for 1,000 random identifiers and decides them batched with no CROSSSLOT', async () => {
-    const prefix = 'slots:';
-    // Identifiers starting with '}' are left to the next test: the clients misroute them (see there).
-    const ids = Array.from({ length: 1000 }, (_, i) => `${randomIdentifier().replace(/^}+/, '')}#${i}`);
-    const admin = cluster.masters[0]?.admin;
-    for (const id of ids) {
-      const key = `${prefix}{${id}}`;
-      expect(keySlot(key), key).toBe(await admin?.cluster('KEYSLOT', key));
-    }
-    const limiter = createRedisLimiter({
-      client: await readyClient(),
-      algorithm: gcra({ limit: 3, periodMs: 60_000 }),
-      prefix,
-      batch: true,
-    });
-    const before = await masterStats();
-    const decisions = await Promise.all(ids.map((id) => limiter.limit(id, { cost: 2 })));
-    const after = await masterStats();
-    expect(decisions.every((d) => d.allowed && d.remaining === 1)).toBe(true);
-    expect(errorsBetween(before, after, 'CROSSSLOT')).toBe(0);
-    expect(errorsBetween(before, after, 'MOVED')).toBe(0);
-    const distinctSlots = new Set(ids.map((id) => keySlot(`${prefix}{${id}}`))).size;
-    expect(scriptCallsBetween(before, after), 'one call per slot these keys hash to').toBe(distinctSlots);
-
-    const perMaster = new Map<number, number>();
-    for (const id of ids) {
-      const owner = await cluster.ownerOf(keySlot(`${prefix}{${id}}`));
-      expect(await owner.admin.exists(`${prefix}{${id}}`)).toBe(1);
-      perMaster.set(owner.port, (perMaster.get(owner.port) ?? 0) + 1);
-    }
-    expect(perMaster.size).toBe(3);
-    // ~333 each; 200 is more than 8 standard deviations below.
-    for (const count of perMaster.values()) expect(count).toBeGreaterThan(200);
-  });
+  itDecidesRandomIdentifiersBySlot(() => cluster, readyClient);
 
   it('decides identifiers starting with "}" (an empty hash tag) right with both clients', async () => {
     // `p:{}x}` has an empty hash tag, so Redis hashes the whole key; cluster-key-slot 1.1.x,

@@ -1,18 +1,17 @@
-import { once } from 'node:events';
 import type { Redis } from 'ioredis';
+import type { Redis as Valkey } from 'iovalkey';
 import { createSentinel } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gcra, type Limiter } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
-import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
-import { type DataNode, startSentinel, type TestSentinel } from '../support/sentinel.js';
-import { errorsBetween, runRedisConformance, serverStats } from './support.js';
+import { startSentinel, type TestSentinel } from '../support/sentinel.js';
+import { runThroughFailover } from './failover.js';
+import { runRedisConformance } from './support.js';
 
 type NodeRedisSentinel = ReturnType<typeof createSentinel>;
 
 let setup: TestSentinel;
 let ioredis: Redis[];
 let nodeRedis: NodeRedisSentinel[];
+let valkey: Valkey[];
 
 async function nodeRedisSentinel(): Promise<NodeRedisSentinel> {
   const client = createSentinel({ name: setup.name, sentinelRootNodes: [...setup.sentinels] });
@@ -25,6 +24,7 @@ beforeAll(async () => {
   setup = await startSentinel();
   ioredis = [0, 1, 2, 3].map(() => setup.connect({ maxRetriesPerRequest: 1 }));
   nodeRedis = await Promise.all([0, 1, 2, 3].map(nodeRedisSentinel));
+  valkey = [0, 1, 2, 3].map(() => setup.connectValkey({ maxRetriesPerRequest: 1 }));
 });
 
 afterAll(async () => {
@@ -35,110 +35,27 @@ afterAll(async () => {
 runRedisConformance([
   { name: 'ioredis via Sentinel', prefix: 'ioredis', clients: () => ioredis },
   { name: 'node-redis createSentinel', prefix: 'node-redis', clients: () => nodeRedis },
+  { name: 'iovalkey via Sentinel', prefix: 'iovalkey', clients: () => valkey },
 ]);
-
-/** One client's stream of one-shot decisions: every key is fresh, so every decision should admit. */
-interface Run {
-  name: string;
-  limiter: Limiter;
-  admitted: { id: string; sentAt: number; doneAt: number }[];
-  denied: string[];
-  errors: number;
-}
 
 describe('Sentinel: SENTINEL FAILOVER in the middle of a run', () => {
   it('resumes on the new master through NOSCRIPT; the writes lost to asynchronous replication are counted and bounded to the failover', async () => {
-    // One unit per hour per key: a key admitted twice had its first write lost.
-    const algorithm = gcra({ limit: 1, periodMs: 3_600_000 });
     const nodeRedisClient = await nodeRedisSentinel();
-    const clients: [string, unknown][] = [
-      ['ioredis (defaults)', setup.connect()],
-      ['ioredis (failoverDetector: true)', setup.connect({ failoverDetector: true })],
-      ['node-redis createSentinel', nodeRedisClient],
-    ];
-    const runs: Run[] = clients.map(([name, client]) => ({
-      name,
-      limiter: createRedisLimiter({ client, algorithm, prefix: `failover:${name}:` }),
-      admitted: [],
-      denied: [],
-      errors: 0,
-    }));
-    const t0 = performance.now();
-    const now = () => performance.now() - t0;
-    let running = true;
-    let sequence = 0;
-    const workers = runs.flatMap((run) =>
-      [0, 1].map(async () => {
-        while (running) {
-          const id = String(sequence++);
-          const sentAt = now();
-          try {
-            const decision = await run.limiter.limit(id);
-            if (decision.allowed) run.admitted.push({ id, sentAt, doneAt: now() });
-            else run.denied.push(id);
-          } catch {
-            run.errors++;
-            await new Promise((resolve) => setTimeout(resolve, 1));
-          }
-        }
-      }),
-    );
-    const admittedSince = (from: number) => (run: Run) => run.admitted.filter((a) => a.sentAt > from).length;
-    const progress = async (from: number, count: number) => {
-      while (!runs.every((run) => admittedSince(from)(run) >= count)) await new Promise((r) => setTimeout(r, 10));
-    };
-
-    await progress(0, 300);
-    const oldMaster = await setup.master();
-    const replica = setup.nodes.find((node) => node !== oldMaster) as DataNode;
-    expect(await replica.admin.script('EXISTS', gcraScript.sha), 'the replica has no cached script').toEqual([0]);
-    const before = await serverStats([replica.admin]);
-    const failoverAt = now();
-    const { from, to } = await setup.failover();
-    const promotedAt = now();
-    expect(from).toBe(oldMaster);
-    expect(to).toBe(replica);
-    await setup.demoted(from);
-    const demotedAt = now();
-    await progress(demotedAt, 300);
-    running = false;
-    await Promise.all(workers);
-    await nodeRedisClient.close();
-    expect(
-      errorsBetween(before, await serverStats([to.admin]), 'NOSCRIPT'),
-      'EVALSHA → NOSCRIPT → EVAL',
-    ).toBeGreaterThan(0);
-
-    const checker = setup.connect();
-    if (checker.status !== 'ready') await once(checker, 'ready');
-    const summary = [];
-    for (const run of runs) {
-      const recheck = createRedisLimiter({ client: checker, algorithm, prefix: `failover:${run.name}:`, batch: true });
-      const again = await Promise.all(run.admitted.map((a) => recheck.limit(a.id)));
-      const lost = run.admitted.filter((_, i) => again[i]?.allowed);
-      expect(run.denied, `${run.name}: a fresh key is never denied`).toEqual([]);
-      for (const { id, sentAt, doneAt } of lost) {
-        expect(doneAt, `${run.name}: key ${id} lost only once the failover started`).toBeGreaterThanOrEqual(failoverAt);
-        expect(sentAt, `${run.name}: key ${id} lost only before the old master was demoted`).toBeLessThanOrEqual(
-          demotedAt,
+    try {
+      const lost = await runThroughFailover(setup, [
+        ['ioredis (defaults)', setup.connect()],
+        ['ioredis (failoverDetector: true)', setup.connect({ failoverDetector: true })],
+        ['iovalkey (defaults)', setup.connectValkey()],
+        ['iovalkey (failoverDetector: true)', setup.connectValkey({ failoverDetector: true })],
+        ['node-redis createSentinel', nodeRedisClient],
+      ]);
+      for (const client of ['ioredis', 'iovalkey']) {
+        expect(lost.get(`${client} (failoverDetector: true)`), client).toBeLessThan(
+          lost.get(`${client} (defaults)`) as number,
         );
       }
-      const during = run.admitted.filter((a) => a.sentAt >= failoverAt && a.sentAt <= demotedAt).length;
-      summary.push({
-        client: run.name,
-        admitted: run.admitted.length,
-        errors: run.errors,
-        'admitted during failover': during,
-        'lost = admitted twice': lost.length,
-        'lost window ms': lost.length === 0 ? 0 : Math.round((lost.at(-1)?.sentAt ?? 0) - (lost[0]?.sentAt ?? 0)),
-      });
+    } finally {
+      await nodeRedisClient.close();
     }
-    console.info(
-      `failover: SENTINEL FAILOVER at ${Math.round(failoverAt)} ms, replica promoted and named by every sentinel ` +
-        `${Math.round(promotedAt - failoverAt)} ms later, old master demoted ${Math.round(demotedAt - failoverAt)} ms later`,
-    );
-    console.table(summary);
-    const lostBy = new Map(summary.map((row) => [row.client, row['lost = admitted twice']]));
-    expect(lostBy.get('ioredis (failoverDetector: true)')).toBeLessThan(lostBy.get('ioredis (defaults)') as number);
   }, 90_000);
 });

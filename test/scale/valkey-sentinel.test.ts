@@ -1,0 +1,45 @@
+import { Redis } from 'ioredis';
+import type { Redis as Valkey } from 'iovalkey';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSentinel, type TestSentinel } from '../support/sentinel.js';
+import { runThroughFailover } from './failover.js';
+import { runRedisConformance } from './support.js';
+
+// A valkey-server 8 master and replica watched by three Valkey sentinels (`valkey-server --sentinel`).
+let setup: TestSentinel;
+let ioredis: Redis[];
+let valkey: Valkey[];
+
+beforeAll(async () => {
+  setup = await startSentinel({ server: 'valkey' });
+  ioredis = [0, 1, 2, 3].map(() => setup.connect({ maxRetriesPerRequest: 1 }));
+  valkey = [0, 1, 2, 3].map(() => setup.connectValkey({ maxRetriesPerRequest: 1 }));
+});
+
+afterAll(() => setup?.stop());
+
+runRedisConformance([
+  { name: 'iovalkey via Valkey 8 Sentinel', prefix: 'iovalkey', clients: () => valkey },
+  { name: 'ioredis via Valkey 8 Sentinel', prefix: 'ioredis', clients: () => ioredis },
+]);
+
+describe('Valkey 8 Sentinel: SENTINEL FAILOVER in the middle of a run', () => {
+  it('runs valkey-server 8 data nodes and sentinels', async () => {
+    for (const { admin } of setup.nodes) expect(await admin.info('server')).toMatch(/^valkey_version:8\./m);
+    for (const { host, port } of setup.sentinels) {
+      const sentinel = new Redis({ host, port });
+      const info = await sentinel.info('server');
+      sentinel.disconnect();
+      expect(info).toMatch(/^valkey_version:8\./m);
+      expect(info).toMatch(/^server_mode:sentinel\r?$/m);
+    }
+  });
+
+  it('iovalkey resumes on the new master through NOSCRIPT; lost writes are bounded to the failover, fewer with failoverDetector', async () => {
+    const lost = await runThroughFailover(setup, [
+      ['iovalkey (defaults)', setup.connectValkey()],
+      ['iovalkey (failoverDetector: true)', setup.connectValkey({ failoverDetector: true })],
+    ]);
+    expect(lost.get('iovalkey (failoverDetector: true)')).toBeLessThan(lost.get('iovalkey (defaults)') as number);
+  }, 90_000);
+});
