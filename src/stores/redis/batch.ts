@@ -15,6 +15,30 @@ export interface BatchOptions {
    * managed service that enforces same-slot scripts through a proxy.
    */
   bySlot?: boolean;
+  /**
+   * Group decisions by Cluster master instead: one call per master per turn carries keys of
+   * all the slots it serves, so over many keys a turn costs about one call per master instead
+   * of one per slot. Default off. Needs an ioredis/iovalkey `Cluster` or node-redis
+   * `createCluster` client (its slot map and its connection to each master) and Redis ≥ 7.0
+   * or Valkey (the script declares `allow-cross-slot-keys`). Each call first checks, writing
+   * nothing, that every key is served by the master it reached: one EXISTS per key, run
+   * before any decision. When one is not (a stale slot map, a slot migrating), the call is
+   * sent again, per slot, through the Cluster client, which follows MOVED and ASK. Implies
+   * `bySlot`.
+   */
+  byNode?: boolean;
+}
+
+/**
+ * A Cluster client's slot map and its connection to each master. Calls on such a connection
+ * get MOVED and ASK back as errors instead of following them, so a call never runs on a node
+ * after ASKING, where keys still on the migrating node would look absent, hence fresh.
+ */
+export interface ClusterNodes {
+  /** The master serving `slot` in the client's current map (`host:port`), when it has one. */
+  masterOf(slot: number): string | undefined;
+  /** The client's own connection to `master`, when it holds one. */
+  connectionTo(master: string): ScriptClient | undefined;
 }
 
 /** The reply for one decision: `{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`. */
@@ -33,12 +57,22 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-/** One script call being filled: decisions sharing a slot (or all, unclustered) and a clock reading. */
+/**
+ * One script call being filled: decisions sharing a slot (or all, unclustered), or sharing a
+ * master (`master` set), and a clock reading.
+ */
 interface Call {
   now: string;
+  master?: string;
   keys: string[];
   pairs: (string | number)[];
   waiters: Waiter[];
+}
+
+/** Per-master batching: the client's nodes and the per-node variant of the script. */
+export interface NodeBatching {
+  nodes: ClusterNodes;
+  script: LuaScript;
 }
 
 /**
@@ -54,24 +88,26 @@ export function createBatcher(
   client: ScriptClient,
   script: LuaScript,
   params: readonly number[],
-  options: { maxDecisions: number; bySlot: boolean },
+  options: { maxDecisions: number; bySlot: boolean; byNode?: NodeBatching },
 ): Batcher {
-  const { maxDecisions, bySlot } = options;
-  const open = new Map<number, Call>();
+  const { maxDecisions, bySlot, byNode } = options;
+  const open = new Map<number | string, Call>();
   const inFlight = new Set<Promise<void>>();
   let scheduled = false;
 
-  const send = (call: Call): void => {
-    const sent = runScript(client, script, call.keys, [call.now, ...params, ...call.pairs]).then(
+  const track = (sent: Promise<void>): void => {
+    inFlight.add(sent);
+    void sent.finally(() => inFlight.delete(sent));
+  };
+
+  const sendSlot = (call: Call): Promise<void> =>
+    runScript(client, script, call.keys, [call.now, ...params, ...call.pairs]).then(
       (reply) => fanOut(call.waiters, reply),
       (error: unknown) => {
         if (refusedMidMigration(error) && call.keys.length > 1) return sendEach(call);
         for (const waiter of call.waiters) waiter.reject(error);
       },
     );
-    inFlight.add(sent);
-    void sent.finally(() => inFlight.delete(sent));
-  };
 
   // The call's slot is half migrated and its keys are on both nodes (TRYAGAIN); nothing ran.
   // One key is always on one node (the client follows ASK to it), so decide them one by one.
@@ -86,6 +122,45 @@ export function createBatcher(
     );
   };
 
+  // A per-master call that did not run (or ran only its side-effect-free pre-pass) goes again
+  // as one call per slot, in the same order, through the Cluster client.
+  const sendBySlot = async (call: Call): Promise<void> => {
+    const slots = new Map<number, Call>();
+    call.keys.forEach((key, i) => {
+      const slot = keySlot(key);
+      let part = slots.get(slot);
+      if (part === undefined) {
+        part = { now: call.now, keys: [], pairs: [], waiters: [] };
+        slots.set(slot, part);
+      }
+      part.keys.push(key);
+      part.pairs.push(call.pairs[2 * i] as number, call.pairs[2 * i + 1] as number);
+      part.waiters.push(call.waiters[i] as Waiter);
+    });
+    await Promise.all([...slots.values()].map(sendSlot));
+  };
+
+  const sendNode = (call: Call, master: string, perNode: NodeBatching): Promise<void> => {
+    const connection = perNode.nodes.connectionTo(master);
+    if (connection === undefined) return sendBySlot(call);
+    const args: (string | number)[] = [call.now, ...params];
+    call.keys.forEach((key, i) => {
+      args.push(key, call.pairs[2 * i] as number, call.pairs[2 * i + 1] as number);
+    });
+    args.push(call.keys.length);
+    return runScript(connection, perNode.script, call.keys.slice(0, 1), args).then(
+      (reply) => (isNotLocal(reply) ? sendBySlot(call) : fanOut(call.waiters, reply)),
+      (error: unknown) => {
+        if (refusedBeforeRunning(error)) return sendBySlot(call);
+        for (const waiter of call.waiters) waiter.reject(error);
+      },
+    );
+  };
+
+  const send = (call: Call): void => {
+    track(call.master !== undefined && byNode ? sendNode(call, call.master, byNode) : sendSlot(call));
+  };
+
   const flush = (): void => {
     scheduled = false;
     for (const call of open.values()) send(call);
@@ -95,14 +170,16 @@ export function createBatcher(
   return {
     decide(key, now, cost, commit) {
       return new Promise<DecisionReply>((resolve, reject) => {
-        const group = bySlot ? keySlot(key) : 0;
+        const slot = bySlot || byNode ? keySlot(key) : 0;
+        const master = byNode?.nodes.masterOf(slot);
+        const group = master ?? slot;
         let call = open.get(group);
         if (call !== undefined && (call.now !== now || call.keys.length >= maxDecisions)) {
           send(call);
           call = undefined;
         }
         if (call === undefined) {
-          call = { now, keys: [], pairs: [], waiters: [] };
+          call = { now, master, keys: [], pairs: [], waiters: [] };
           open.set(group, call);
         }
         call.keys.push(key);
@@ -119,6 +196,21 @@ export function createBatcher(
       await Promise.all(inFlight);
     },
   };
+}
+
+/** The per-node script's reply when a key is not served by the node it ran on (nothing written). */
+function isNotLocal(reply: unknown): boolean {
+  return Array.isArray(reply) && reply.length === 2 && reply[0] === 'not-local';
+}
+
+/**
+ * Whether a node refused a per-master call before running it: its declared first key is not
+ * served there (MOVED, or ASK for a key already migrated), the cluster is down there, or it is
+ * over `maxmemory` (a script with flags is refused whole then; the per-slot script, without
+ * flags, can still answer denials, which write nothing).
+ */
+function refusedBeforeRunning(error: unknown): boolean {
+  return error instanceof Error && /^(?:MOVED|ASK|CLUSTERDOWN|OOM) /.test(error.message);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { ConfigError } from '../../errors.js';
-import { fromIoredis, isIoredis, isIoredisCluster } from './clients/ioredis.js';
-import { fromNodeRedis, isNodeRedis, isNodeRedisCluster } from './clients/node-redis.js';
+import type { ClusterNodes } from './batch.js';
+import { fromIoredis, ioredisClusterNodes, isIoredis, isIoredisCluster } from './clients/ioredis.js';
+import { fromNodeRedis, isNodeRedis, isNodeRedisCluster, nodeRedisClusterNodes } from './clients/node-redis.js';
 import type { ScriptClient } from './script.js';
 
 export { fromIoredis, type IoredisLike } from './clients/ioredis.js';
@@ -30,4 +31,13 @@ export function toScriptClient(client: unknown): ScriptClient {
 export function isClusterClient(client: unknown): boolean {
   if (typeof client !== 'object' || client === null) return false;
   return isIoredisCluster(client) || isNodeRedisCluster(client);
+}
+
+/**
+ * The slot map and master connections of a Cluster client (ioredis/iovalkey `Cluster`,
+ * node-redis `createCluster`), for per-master batching; undefined for any other client.
+ */
+export function clusterNodesOf(client: unknown): ClusterNodes | undefined {
+  if (typeof client !== 'object' || client === null) return undefined;
+  return ioredisClusterNodes(client) ?? nodeRedisClusterNodes(client);
 }

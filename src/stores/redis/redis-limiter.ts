@@ -4,8 +4,9 @@ import { ConfigError, StoreUnavailableError } from '../../errors.js';
 import type { Limiter } from '../../limiter.js';
 import { checkKey, costOf, requireInteger } from '../../validate.js';
 import { type Batcher, type BatchOptions, createBatcher } from './batch.js';
-import { isClusterClient, toScriptClient } from './client.js';
+import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';
+import { perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
 
@@ -28,9 +29,9 @@ export interface RedisLimiterOptions {
   clock?: 'server' | 'client' | (() => number);
   /**
    * Exact decision batching: decisions for any keys that arrive in the same event-loop turn
-   * go out as one script call (per Cluster hash slot on a Cluster client), which decides them
-   * in arrival order, atomically; the admissions are those of one call per decision, in fewer
-   * round trips. `true` for the defaults, or {@link BatchOptions}. Default off: one call per
+   * go out as one script call (per Cluster hash slot on a Cluster client, or per master with
+   * `byNode`), which decides them in arrival order, atomically; the admissions are those of
+   * one call per decision, in fewer round trips. `true` for the defaults, or {@link BatchOptions}. Default off: one call per
    * decision, sent at once.
    */
   batch?: boolean | BatchOptions;
@@ -125,9 +126,18 @@ function batcherOf(client: ScriptClient, script: LuaScript, options: RedisLimite
     throw new ConfigError('batch must be a boolean or BatchOptions');
   const bySlot = settings.bySlot ?? isClusterClient(options.client);
   if (typeof bySlot !== 'boolean') throw new ConfigError('batch.bySlot must be a boolean');
+  const byNode = settings.byNode ?? false;
+  if (typeof byNode !== 'boolean') throw new ConfigError('batch.byNode must be a boolean');
+  const nodes = byNode ? clusterNodesOf(options.client) : undefined;
+  if (byNode && nodes === undefined) {
+    throw new ConfigError('batch.byNode needs an ioredis/iovalkey Cluster or node-redis createCluster client');
+  }
+  if (byNode && settings.bySlot === false)
+    throw new ConfigError('batch.byNode falls back per slot: bySlot cannot be false');
   return createBatcher(client, script, options.algorithm.scriptParams, {
     maxDecisions: requireInteger('batch.maxDecisions', settings.maxDecisions ?? 256),
     bySlot,
+    byNode: nodes && { nodes, script: perNodeScript(script) },
   });
 }
 

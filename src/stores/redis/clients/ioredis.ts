@@ -1,3 +1,4 @@
+import type { ClusterNodes } from '../batch.js';
 import type { ScriptClient } from '../script.js';
 
 /**
@@ -30,4 +31,25 @@ export function isIoredis(client: object): client is IoredisLike {
 /** Whether an ioredis/iovalkey client is a `Cluster`. */
 export function isIoredisCluster(client: object): boolean {
   return (client as { isCluster?: unknown }).isCluster === true;
+}
+
+/** What Sluice reads of an ioredis/iovalkey `Cluster` to send a call to one master itself. */
+interface IoredisClusterLike {
+  /** Slot → node keys (`host:port`), master first: the client's current slot map. */
+  slots: (readonly string[] | undefined)[];
+  /** The client's connection to each master: a plain client, which follows no redirection. */
+  nodes(role: 'master'): (IoredisLike & { options: { host?: string; port?: number } })[];
+}
+
+/** The slot map and master connections of an ioredis/iovalkey `Cluster`, or undefined for another client. */
+export function ioredisClusterNodes(client: object): ClusterNodes | undefined {
+  if (!isIoredisCluster(client)) return undefined;
+  const cluster = client as IoredisClusterLike;
+  return {
+    masterOf: (slot) => cluster.slots[slot]?.[0],
+    connectionTo(master) {
+      const node = cluster.nodes('master').find(({ options }) => `${options.host}:${options.port}` === master);
+      return node && fromIoredis(node);
+    },
+  };
 }

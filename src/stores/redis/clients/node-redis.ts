@@ -1,3 +1,4 @@
+import type { ClusterNodes } from '../batch.js';
 import { hashTagForSlot, keySlot } from '../keyslot.js';
 import type { ScriptClient } from '../script.js';
 
@@ -17,9 +18,19 @@ export interface NodeRedisLike {
   eval(source: string, options: NodeRedisEvalOptions): Promise<unknown>;
 }
 
-/** The routing entry of node-redis's `createCluster()` client. */
+/** A master in node-redis's slot map. */
+interface NodeRedisMaster {
+  host: string;
+  port: number;
+}
+
+/** The routing entry of node-redis's `createCluster()` client, its slot map and its master connections. */
 export interface NodeRedisClusterLike extends NodeRedisLike {
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  readonly slots: readonly ({ master: NodeRedisMaster } | undefined)[];
+  readonly masters: readonly NodeRedisMaster[];
+  /** The client's connection to one node: a plain client, which follows no redirection. */
+  nodeClient(node: NodeRedisMaster): Promise<{ sendCommand(args: string[]): Promise<unknown> }>;
 }
 
 /** Adapts a node-redis client. node-redis sends only string arguments, so numbers are written out. */
@@ -76,4 +87,37 @@ export function isNodeRedis(client: object): client is NodeRedisLike {
 /** Whether a node-redis client is a cluster client (`createCluster()`), which routes by slot. */
 export function isNodeRedisCluster(client: object): client is NodeRedisClusterLike {
   return typeof (client as { getSlotRandomNode?: unknown }).getSlotRandomNode === 'function';
+}
+
+/** The slot map and master connections of a node-redis `createCluster()` client, or undefined for another client. */
+export function nodeRedisClusterNodes(client: object): ClusterNodes | undefined {
+  if (!isNodeRedisCluster(client)) return undefined;
+  const address = ({ host, port }: NodeRedisMaster) => `${host}:${port}`;
+  return {
+    masterOf(slot) {
+      const master = client.slots[slot]?.master;
+      return master && address(master);
+    },
+    connectionTo(master) {
+      const node = client.masters.find((candidate) => address(candidate) === master);
+      if (node === undefined) return undefined;
+      const send = async (
+        command: string,
+        script: string,
+        keys: readonly string[],
+        args: readonly (string | number)[],
+      ) =>
+        (await client.nodeClient(node)).sendCommand([
+          command,
+          script,
+          String(keys.length),
+          ...keys,
+          ...args.map(String),
+        ]);
+      return {
+        evalsha: (sha, keys, args) => send('EVALSHA', sha, keys, args),
+        eval: (source, keys, args) => send('EVAL', source, keys, args),
+      };
+    },
+  };
 }

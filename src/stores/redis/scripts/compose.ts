@@ -48,9 +48,45 @@ end
 return replies
 `;
 
+/*
+ * The per-node variant decides keys of many slots that one Cluster master serves. Redis
+ * refuses CROSSSLOT for declared KEYS before it reads a script's flags, so only the first key
+ * is declared (KEYS[1]) and every key travels in ARGV; `allow-cross-slot-keys` (Redis ≥ 7.0,
+ * Valkey) lets the script touch them. A script is not a transaction: a key found not to be
+ * served here halfway through would leave the keys before it charged. So a pre-pass asks
+ * EXISTS of every key first, under pcall: a key of a slot this node does not serve (stale map)
+ * or a key missing from a slot it is migrating away errors, and the script returns
+ * {'not-local', error} having written nothing.
+ *
+ * ARGV layout: [1] now, [2 .. 1+P] parameters, then one (key, cost, commit) triple per
+ * decision, then the number of decisions n. Reply: 4 integers per decision, or the 2-element
+ * not-local reply.
+ */
+const NODE_LOOP = `
+local n = tonumber(ARGV[#ARGV])
+local first = #ARGV - 1 - 3 * n
+for i = 1, n do
+  local found = redis.pcall('EXISTS', ARGV[first + 3 * i - 2])
+  if type(found) == 'table' and found.err then return {'not-local', found.err} end
+end
+local replies = {}
+for i = 1, n do
+  local at, arg = 4 * i, first + 3 * i
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] =
+    decide(ARGV[arg - 2], tonumber(ARGV[arg - 1]), ARGV[arg] == '1')
+end
+return replies
+`;
+
 /** Builds an algorithm's script from its body (which defines `decide(key, cost, commit)`). */
 export function algorithmScript(body: string): LuaScript {
   return defineScript(`${PRELUDE}${body}${LOOP}`);
+}
+
+/** The per-node variant of a script {@link algorithmScript} built (see NODE_LOOP). */
+export function perNodeScript(script: LuaScript): LuaScript {
+  if (!script.source.endsWith(LOOP)) throw new Error('not an algorithm script');
+  return defineScript(`#!lua flags=allow-cross-slot-keys${script.source.slice(0, -LOOP.length)}${NODE_LOOP}`);
 }
 
 /**
