@@ -43,6 +43,19 @@ const IMPLEMENTATIONS = {
     create: (client, prefix, limit) =>
       sluice(createRedisLimiter({ client, algorithm: gcra({ limit, periodMs: PERIOD_MS }), prefix, batch: true })),
   },
+  byNode: {
+    label: 'Sluice GCRA, batch: { byNode: true }',
+    topologies: ['cluster'],
+    create: (client, prefix, limit) =>
+      sluice(
+        createRedisLimiter({
+          client,
+          algorithm: gcra({ limit, periodMs: PERIOD_MS }),
+          prefix,
+          batch: { byNode: true },
+        }),
+      ),
+  },
   rlf: {
     label: 'RateLimiterRedis',
     create(client, prefix, limit) {
@@ -63,6 +76,11 @@ const IMPLEMENTATIONS = {
     },
   },
 };
+
+/** The implementations measured on `topology` (per-master batching needs a Cluster). */
+function implementationsOf(topology) {
+  return Object.entries(IMPLEMENTATIONS).filter(([, { topologies }]) => topologies?.includes(topology) ?? true);
+}
 
 function sluice(limiter) {
   return (key) => limiter.limit(key).then((decision) => decision.allowed);
@@ -163,7 +181,7 @@ async function measureVariant(topology, implementation, keysetName) {
 }
 
 const VARIANTS = Object.keys(TOPOLOGIES).flatMap((topology) =>
-  Object.keys(IMPLEMENTATIONS).flatMap((implementation) =>
+  implementationsOf(topology).flatMap(([implementation]) =>
     Object.keys(KEYSETS).map((keyset) => `${topology}|${implementation}|${keyset}`),
   ),
 );
@@ -207,7 +225,7 @@ async function main(server, cluster) {
     console.log(`### ${title}\n`);
     const rows = [];
     for (const keyset of Object.keys(KEYSETS)) {
-      for (const [implementation, { label }] of Object.entries(IMPLEMENTATIONS)) {
+      for (const [implementation, { label }] of implementationsOf(topology)) {
         const at = (inFlight, field) => of(topology, implementation, keyset, inFlight, field);
         const ratio = at(1000, 'decisionsPerSecond') / of(topology, 'rlf', keyset, 1000, 'decisionsPerSecond');
         rows.push([
