@@ -111,6 +111,34 @@ describe('exact decision batching', () => {
     }
   });
 
+  it('reads and writes a hot key once per call: 256 decisions of one key cost 1 GET and 1 SET, admitting exactly 100', async () => {
+    const limiter = createRedisLimiter({
+      client: connections[2],
+      algorithm: gcra({ limit: 100, periodMs: 60_000 }),
+      prefix: prefix(),
+      batch: true,
+    });
+    const commandCalls = async (): Promise<Record<string, number>> => {
+      const info = await admin.info('commandstats');
+      const calls = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+      return { get: calls('get'), set: calls('set'), evalsha: calls('evalsha') };
+    };
+    const before = await commandCalls();
+    const decisions = await Promise.all(Array.from({ length: 256 }, () => limiter.limit('hot')));
+    const after = await commandCalls();
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(100);
+    expect(decisions.map((d) => d.remaining).slice(98, 101)).toEqual([1, 0, 0]);
+    expect({
+      get: after.get - before.get,
+      set: after.set - before.set,
+      evalsha: after.evalsha - before.evalsha,
+    }).toEqual({
+      get: 1,
+      set: 1,
+      evalsha: 1,
+    });
+  });
+
   it('never sends more than one call per decision, even one decision per turn', async () => {
     const limiter = createRedisLimiter({
       client: connections[2],

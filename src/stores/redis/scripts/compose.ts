@@ -35,6 +35,9 @@ local function fresh_if_unowned(key)
   redis.call('DEL', key)
   return true
 end
+-- Runs once after a call's last decision. An algorithm that keeps a key's new state in Lua
+-- between the decisions of one call (a hot key in a batch) writes it here, once per key.
+local write_back = function() end
 `;
 
 const LOOP = `
@@ -45,6 +48,7 @@ for i = 1, #KEYS do
   replies[at - 3], replies[at - 2], replies[at - 1], replies[at] =
     decide(KEYS[i], tonumber(ARGV[first + 2 * i - 1]), ARGV[first + 2 * i] == '1')
 end
+write_back()
 return replies
 `;
 
@@ -75,6 +79,7 @@ for i = 1, n do
   replies[at - 3], replies[at - 2], replies[at - 1], replies[at] =
     decide(ARGV[arg - 2], tonumber(ARGV[arg - 1]), ARGV[arg] == '1')
 end
+write_back()
 return replies
 `;
 
