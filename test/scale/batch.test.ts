@@ -118,7 +118,7 @@ describe('exact decision batching', () => {
       prefix: prefix(),
       batch: true,
     });
-    const commandCalls = async (): Promise<Record<string, number>> => {
+    const commandCalls = async (): Promise<{ get: number; set: number; evalsha: number }> => {
       const info = await admin.info('commandstats');
       const calls = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
       return { get: calls('get'), set: calls('set'), evalsha: calls('evalsha') };

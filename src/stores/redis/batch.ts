@@ -41,19 +41,22 @@ export interface ClusterNodes {
   connectionTo(master: string): ScriptClient | undefined;
 }
 
-/** The reply for one decision: `{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`. */
-export type DecisionReply = readonly unknown[];
+/**
+ * Reads decision `index` of a script reply (4 integers per decision, in call order); throws
+ * when the reply cannot be read. Reading in place spares a copy of each decision's 4 integers.
+ */
+export type ReplyReader<T> = (reply: readonly unknown[], index: number) => T;
 
 /** Collects the decisions of one event-loop turn into script calls. */
-export interface Batcher {
-  /** Queues one decision; resolves with its 4 reply integers, rejects with the call's error. */
-  decide(key: string, now: string, cost: number, commit: boolean): Promise<DecisionReply>;
+export interface Batcher<T> {
+  /** Queues one decision; resolves with what the reader made of it, rejects with the call's error. */
+  decide(key: string, now: string, cost: number, commit: boolean): Promise<T>;
   /** Sends what is queued now and resolves when every call sent so far has settled. */
   drain(): Promise<void>;
 }
 
 interface Waiter {
-  resolve(reply: DecisionReply): void;
+  resolve(decision: unknown): void;
   reject(error: unknown): void;
 }
 
@@ -84,13 +87,30 @@ export interface NodeBatching {
  * order on the same connection), so a client clock never decides a request at a time other
  * than its own.
  */
-export function createBatcher(
+export function createBatcher<T>(
   client: ScriptClient,
   script: LuaScript,
   params: readonly number[],
-  options: { maxDecisions: number; bySlot: boolean; byNode?: NodeBatching },
-): Batcher {
-  const { maxDecisions, bySlot, byNode } = options;
+  options: { read: ReplyReader<T>; maxDecisions: number; bySlot: boolean; byNode?: NodeBatching },
+): Batcher<T> {
+  const { read, maxDecisions, bySlot, byNode } = options;
+  const fanOut = (waiters: readonly Waiter[], reply: unknown): void => {
+    if (!Array.isArray(reply) || reply.length !== 4 * waiters.length) {
+      const error = new Error(
+        `script reply of ${Array.isArray(reply) ? reply.length : typeof reply} for ${waiters.length} decisions`,
+      );
+      for (const waiter of waiters) waiter.reject(error);
+      return;
+    }
+    for (let i = 0; i < waiters.length; i++) {
+      const waiter = waiters[i] as Waiter;
+      try {
+        waiter.resolve(read(reply, i));
+      } catch (error) {
+        waiter.reject(error);
+      }
+    }
+  };
   const open = new Map<number | string, Call>();
   const inFlight = new Set<Promise<void>>();
   let scheduled = false;
@@ -169,7 +189,7 @@ export function createBatcher(
 
   return {
     decide(key, now, cost, commit) {
-      return new Promise<DecisionReply>((resolve, reject) => {
+      return new Promise<T>((resolve, reject) => {
         const slot = bySlot || byNode ? keySlot(key) : 0;
         const master = byNode?.nodes.masterOf(slot);
         const group = master ?? slot;
@@ -223,15 +243,4 @@ function refusedMidMigration(error: unknown): boolean {
   return /^(?:TRYAGAIN|Too many Cluster redirections\. Last error: ReplyError: (?:TRYAGAIN|MOVED|ASK) )/.test(
     error.message,
   );
-}
-
-function fanOut(waiters: readonly Waiter[], reply: unknown): void {
-  if (!Array.isArray(reply) || reply.length !== 4 * waiters.length) {
-    const error = new Error(
-      `script reply of ${Array.isArray(reply) ? reply.length : typeof reply} for ${waiters.length} decisions`,
-    );
-    for (const waiter of waiters) waiter.reject(error);
-    return;
-  }
-  for (let i = 0; i < waiters.length; i++) (waiters[i] as Waiter).resolve(reply.slice(4 * i, 4 * i + 4));
 }

@@ -3,7 +3,7 @@ import { type Decision, peekDecision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
 import type { Limiter } from '../../limiter.js';
 import { checkKey, costOf, requireInteger } from '../../validate.js';
-import { type Batcher, type BatchOptions, createBatcher } from './batch.js';
+import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';
 import { perNodeScript } from './scripts/compose.js';
@@ -56,7 +56,8 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     throw new ConfigError("clock must be 'server', 'client' or a function returning epoch ms");
   }
   const params = algorithm.scriptParams;
-  const batcher = batcherOf(client, script, options);
+  const read: ReplyReader<Decision> = (reply, index) => toDecision(reply, algorithm.limit, index);
+  const batcher = batcherOf(client, script, read, options);
   const refundScript = refundScripts[algorithm.name];
 
   const nowArg = () => (clock ? String(Math.floor(clock())) : '');
@@ -65,37 +66,35 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     checkKey(key);
     return `${prefix}{${key}}`;
   };
-  const store = async (action: string, run: () => Promise<unknown>): Promise<unknown> => {
-    try {
-      return await run();
-    } catch (error) {
-      throw new StoreUnavailableError(`Redis could not ${action} for '${algorithm.name}'`, error);
-    }
+  const failed = (action: string) => (error: unknown) => {
+    throw new StoreUnavailableError(`Redis could not ${action} for '${algorithm.name}'`, error);
   };
+  const store = (action: string, run: () => Promise<unknown>): Promise<unknown> => run().catch(failed(action));
 
   return {
     algorithm,
     async limit(key, limitOptions) {
       const redisKey = redisKeyOf(key);
       const cost = costOf(limitOptions);
-      const reply = await store('decide', () =>
-        batcher
-          ? batcher.decide(redisKey, nowArg(), cost, true)
-          : runScript(client, script, [redisKey], [nowArg(), ...params, cost, 1]),
-      );
+      if (batcher) return batcher.decide(redisKey, nowArg(), cost, true).catch(failed('decide'));
+      const reply = await store('decide', () => runScript(client, script, [redisKey], [nowArg(), ...params, cost, 1]));
       return toDecision(reply, algorithm.limit, 0);
     },
     async peek(key) {
       const redisKey = redisKeyOf(key);
+      const now = nowArg();
       // One round trip: the script decides cost 0 and an unapplied cost 1 on the same key.
       // Batched, both join the queue, so the peek sees the decisions queued before it.
-      const reply = await store('peek', () => {
-        const now = nowArg();
-        if (!batcher) return runScript(client, script, [redisKey, redisKey], [now, ...params, 0, 0, 1, 0]);
-        return Promise.all([batcher.decide(redisKey, now, 0, false), batcher.decide(redisKey, now, 1, false)]).then(
-          (replies) => replies.flat(),
-        );
-      });
+      if (batcher) {
+        const [current, next] = await Promise.all([
+          batcher.decide(redisKey, now, 0, false),
+          batcher.decide(redisKey, now, 1, false),
+        ]).catch(failed('peek'));
+        return peekDecision(current, next);
+      }
+      const reply = await store('peek', () =>
+        runScript(client, script, [redisKey, redisKey], [now, ...params, 0, 0, 1, 0]),
+      );
       return peekDecision(toDecision(reply, algorithm.limit, 0), toDecision(reply, algorithm.limit, 1));
     },
     async reset(key) {
@@ -118,7 +117,12 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   };
 }
 
-function batcherOf(client: ScriptClient, script: LuaScript, options: RedisLimiterOptions): Batcher | undefined {
+function batcherOf(
+  client: ScriptClient,
+  script: LuaScript,
+  read: ReplyReader<Decision>,
+  options: RedisLimiterOptions,
+): Batcher<Decision> | undefined {
   const { batch } = options;
   if (batch === undefined || batch === false) return undefined;
   const settings: BatchOptions = batch === true ? {} : batch;
@@ -135,6 +139,7 @@ function batcherOf(client: ScriptClient, script: LuaScript, options: RedisLimite
   if (byNode && settings.bySlot === false)
     throw new ConfigError('batch.byNode falls back per slot: bySlot cannot be false');
   return createBatcher(client, script, options.algorithm.scriptParams, {
+    read,
     maxDecisions: requireInteger('batch.maxDecisions', settings.maxDecisions ?? 256),
     bySlot,
     byNode: nodes && { nodes, script: perNodeScript(script) },
@@ -145,11 +150,17 @@ const resetScript = defineScript("return redis.call('DEL', KEYS[1])");
 
 /** Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a script reply. */
 function toDecision(reply: unknown, limit: number, index: number): Decision {
-  const fields = Array.isArray(reply) ? reply.slice(4 * index, 4 * index + 4) : [];
-  if (fields.length !== 4 || !fields.every(Number.isInteger)) {
+  const at = 4 * index;
+  const fields = Array.isArray(reply) ? reply : [];
+  const [allowed, remaining, retryAfterMs, resetAfterMs] = [fields[at], fields[at + 1], fields[at + 2], fields[at + 3]];
+  if (
+    !Number.isInteger(allowed) ||
+    !Number.isInteger(remaining) ||
+    !Number.isInteger(retryAfterMs) ||
+    !Number.isInteger(resetAfterMs)
+  ) {
     throw new StoreUnavailableError(`unreadable script reply: ${JSON.stringify(reply)}`);
   }
-  const [allowed, remaining, retryAfterMs, resetAfterMs] = fields as number[];
   return {
     allowed: allowed === 1,
     limit,
