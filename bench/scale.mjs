@@ -21,7 +21,8 @@ import { check, median, runVariants, sendResult, variantName } from './lib/varia
 // A limit no timed decision reaches: every timed decision is an admission, which writes.
 const LIMIT = 1_000_000_000;
 const PERIOD_MS = 3_600_000;
-const ROUNDS = 3;
+// Five rounds: on 2 shared cores one second's throughput swings by 2× between runs (docs/deployment.md).
+const ROUNDS = 5;
 const LEVELS = [1, 100, 1000];
 const WARMUP_MS = 300;
 const MEASURE_MS = 1000;
@@ -265,16 +266,15 @@ async function main(server, cluster) {
     );
     console.log('');
   }
-  const target =
-    of('single', 'batched', '10k keys', 1000, 'decisionsPerSecond') /
-    of('single', 'rlf', '10k keys', 1000, 'decisionsPerSecond');
-  // Rounds ran back to back (batched, then RLF, in alternating order), so round i of each shared a machine state.
+  // Round i of batched and of RLF ran seconds apart, so their ratio is the one least moved by
+  // the machine's swings; the target is judged on the median of those ratios.
   const perRound = timed
     .get('single|batched|10k keys')
     .map((levels, i) => levels[1000].decisionsPerSecond / timed.get('single|rlf|10k keys')[i][1000].decisionsPerSecond);
+  const target = median(perRound);
   console.log(
-    `Target: Sluice batched ≥ 3× RateLimiterRedis at 1,000 in flight (one redis-server, 10k keys): ` +
-      `${target.toFixed(2)}× (${target >= 3 ? 'met' : 'missed'}); round by round ` +
+    `Target: Sluice batched ≥ 3× RateLimiterRedis at 1,000 in flight (one redis-server, 10k keys): median of ` +
+      `round-by-round ratios ${target.toFixed(2)}× (${target >= 3 ? 'met' : 'missed'}); rounds ` +
       `${perRound.map((ratio) => `${ratio.toFixed(2)}×`).join(', ')}.\n`,
   );
   const path = saveResults('scale', {
