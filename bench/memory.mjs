@@ -19,7 +19,7 @@ const PERIOD_MS = 3_600_000;
 // Per hour, high enough that every timed decision is an admission (all implementations take the
 // same path), low enough on 100k keys that each key's state stays ahead of the clock (checkable).
 const LIMIT = { hot: 1_000_000_000, keys: 10_000, sized: 100 };
-const ROUNDS = 3;
+const ROUNDS = 5;
 const MIN_CPU_NS = 300e6;
 
 const IMPLEMENTATIONS = {
@@ -189,7 +189,9 @@ const SHAPES = [
   { id: `${KEYS}:seq`, header: `${formatInteger(KEYS)} keys in order, ns` },
   { id: `${KEYS}:random`, header: `${formatInteger(KEYS)} keys in random order, ns` },
 ];
-const TIMED = Object.keys(IMPLEMENTATIONS).flatMap((name) => SHAPES.map((shape) => `time:${name}:${shape.id}`));
+// Shape by shape, so the implementations compared on one shape run seconds apart, in the same
+// state of a machine whose speed drifts over minutes.
+const TIMED = SHAPES.flatMap((shape) => Object.keys(IMPLEMENTATIONS).map((name) => `time:${name}:${shape.id}`));
 const SIZED = ['floor', 'sluice-sync', 'rlf'].flatMap((name) => [`bytes:${name}:excl`, `bytes:${name}:incl`]);
 
 const variant = variantName();
@@ -219,9 +221,14 @@ async function main() {
     `ns per decision: mitata average over ≥ ${MIN_CPU_NS / 1e6} ms, median of ${ROUNDS} fresh processes in alternating order; ` +
       `every decision an admission (limit ${formatInteger(LIMIT.hot)} per hour on the hot key, ${formatInteger(LIMIT.keys)} on ` +
       `${formatInteger(KEYS)} keys). The ${formatInteger(KEYS)} keys are all decided once before timing, then cycled in that ` +
-      'order or in one fixed random order. Last column: RateLimiterMemory ns ÷ this ns, same shape.\n',
+      'order or in one fixed random order. Last column: RateLimiterMemory ns ÷ this ns, same shape, the median of ' +
+      'the round-by-round ratios.\n',
   );
-  const ratio = (name, shape) => ns('rlf', shape) / ns(name, shape);
+  // RateLimiterMemory ÷ this, round by round (the pair ran seconds apart), then the median.
+  const ratio = (name, shape) => {
+    const ours = timed.get(`time:${name}:${shape}`);
+    return median(timed.get(`time:rlf:${shape}`).map((theirs, i) => theirs.nsPerOp / ours[i].nsPerOp));
+  };
   console.log(
     formatTable(
       [
