@@ -23,7 +23,7 @@ afterAll(() => server.stop());
 async function batch(algorithm: Algorithm, key: string, atMs: number, costs: number[]): Promise<number[]> {
   const script = scripts[algorithm.name];
   if (!script) throw new Error(`no script for ${algorithm.name}`);
-  const args = [String(atMs), ...algorithm.scriptParams, ...costs.flatMap((cost) => [cost, 1])];
+  const args = [String(atMs), ...algorithm.scriptParams, ...costs];
   return (await runScript(
     fromIoredis(redis),
     script,

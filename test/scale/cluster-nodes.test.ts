@@ -115,7 +115,7 @@ for (const server of ['redis', 'valkey'] as const satisfies readonly ServerKind[
         if (local.length < 5 || foreign === undefined) throw new Error('keys not spread as expected');
         const keys = [...local.slice(0, 4), foreign, local[4] as string];
         const { source } = perNodeScript(gcraScript);
-        const args = ['', 1_000_000, 10, ...keys.flatMap((key) => [key, 1, 1]), keys.length];
+        const args = ['', 1_000_000, 10, ...keys.flatMap((key) => [key, 1]), keys.length];
         const reply = (await master.admin.eval(source, 1, keys[0] as string, ...args)) as unknown[];
         expect(reply[0]).toBe('not-local');
         expect(String(reply[1])).toMatch(/non local key/);

@@ -1,5 +1,6 @@
 import { keySlot } from './keyslot.js';
 import { type LuaScript, runScript, type ScriptClient } from './script.js';
+import { costArg } from './scripts/compose.js';
 
 /** Options of decision batching (`createRedisLimiter({ batch })`). */
 export interface BatchOptions {
@@ -68,7 +69,8 @@ interface Call {
   now: string;
   master?: string;
   keys: string[];
-  pairs: (string | number)[];
+  /** One `costArg` per decision. */
+  costs: number[];
   waiters: Waiter[];
 }
 
@@ -121,7 +123,7 @@ export function createBatcher<T>(
   };
 
   const sendSlot = (call: Call): Promise<void> =>
-    runScript(client, script, call.keys, [call.now, ...params, ...call.pairs]).then(
+    runScript(client, script, call.keys, [call.now, ...params, ...call.costs]).then(
       (reply) => fanOut(call.waiters, reply),
       (error: unknown) => {
         if (refusedMidMigration(error) && call.keys.length > 1) return sendEach(call);
@@ -134,7 +136,7 @@ export function createBatcher<T>(
   const sendEach = async (call: Call): Promise<void> => {
     await Promise.all(
       call.keys.map((key, i) =>
-        runScript(client, script, [key], [call.now, ...params, ...call.pairs.slice(2 * i, 2 * i + 2)]).then(
+        runScript(client, script, [key], [call.now, ...params, call.costs[i] as number]).then(
           (reply) => fanOut([call.waiters[i] as Waiter], reply),
           (error: unknown) => call.waiters[i]?.reject(error),
         ),
@@ -150,11 +152,11 @@ export function createBatcher<T>(
       const slot = keySlot(key);
       let part = slots.get(slot);
       if (part === undefined) {
-        part = { now: call.now, keys: [], pairs: [], waiters: [] };
+        part = { now: call.now, keys: [], costs: [], waiters: [] };
         slots.set(slot, part);
       }
       part.keys.push(key);
-      part.pairs.push(call.pairs[2 * i] as number, call.pairs[2 * i + 1] as number);
+      part.costs.push(call.costs[i] as number);
       part.waiters.push(call.waiters[i] as Waiter);
     });
     await Promise.all([...slots.values()].map(sendSlot));
@@ -165,7 +167,7 @@ export function createBatcher<T>(
     if (connection === undefined) return sendBySlot(call);
     const args: (string | number)[] = [call.now, ...params];
     call.keys.forEach((key, i) => {
-      args.push(key, call.pairs[2 * i] as number, call.pairs[2 * i + 1] as number);
+      args.push(key, call.costs[i] as number);
     });
     args.push(call.keys.length);
     return runScript(connection, perNode.script, call.keys.slice(0, 1), args).then(
@@ -199,11 +201,11 @@ export function createBatcher<T>(
           call = undefined;
         }
         if (call === undefined) {
-          call = { now, master, keys: [], pairs: [], waiters: [] };
+          call = { now, master, keys: [], costs: [], waiters: [] };
           open.set(group, call);
         }
         call.keys.push(key);
-        call.pairs.push(cost, commit ? 1 : 0);
+        call.costs.push(costArg(cost, commit));
         call.waiters.push({ resolve, reject });
         if (!scheduled) {
           scheduled = true;

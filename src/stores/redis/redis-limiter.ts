@@ -6,7 +6,7 @@ import { checkKey, costOf, requireInteger } from '../../validate.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';
-import { perNodeScript } from './scripts/compose.js';
+import { costArg, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
 
@@ -77,7 +77,9 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       const redisKey = redisKeyOf(key);
       const cost = costOf(limitOptions);
       if (batcher) return batcher.decide(redisKey, nowArg(), cost, true).catch(failed('decide'));
-      const reply = await store('decide', () => runScript(client, script, [redisKey], [nowArg(), ...params, cost, 1]));
+      const reply = await store('decide', () =>
+        runScript(client, script, [redisKey], [nowArg(), ...params, costArg(cost, true)]),
+      );
       return toDecision(reply, algorithm.limit, 0);
     },
     async peek(key) {
@@ -93,7 +95,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
         return peekDecision(current, next);
       }
       const reply = await store('peek', () =>
-        runScript(client, script, [redisKey, redisKey], [now, ...params, 0, 0, 1, 0]),
+        runScript(client, script, [redisKey, redisKey], [now, ...params, costArg(0, false), costArg(1, false)]),
       );
       return peekDecision(toDecision(reply, algorithm.limit, 0), toDecision(reply, algorithm.limit, 1));
     },

@@ -5,8 +5,8 @@ import { defineScript, type LuaScript } from '../script.js';
  * key or a batch of keys atomically, in one round trip.
  *
  * ARGV layout: [1] now in ms, or '' for the server's TIME; [2 .. 1+P] the algorithm's integer
- * parameters (`Algorithm.scriptParams`); then one (cost, commit) pair per key in KEYS, commit
- * being 1 to apply an admitted request and 0 to only report (peek).
+ * parameters (`Algorithm.scriptParams`); then one integer per key in KEYS (see {@link costArg}):
+ * the cost to apply if admitted, or −1 − cost to only report it (a peek).
  * Reply: 4 integers per key, {allowed 0|1, remaining, retryAfterMs (−1: never), resetAfterMs}.
  * Integers only: Redis truncates Lua floats in replies.
  *
@@ -38,15 +38,20 @@ end
 -- Runs once after a call's last decision. An algorithm that keeps a key's new state in Lua
 -- between the decisions of one call (a hot key in a batch) writes it here, once per key.
 local write_back = function() end
+-- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
+local function cost_of(arg)
+  local n = tonumber(arg)
+  if n >= 0 then return n, true end
+  return -1 - n, false
+end
 `;
 
 const LOOP = `
 local replies = {}
-local first = #ARGV - 2 * #KEYS
+local first = #ARGV - #KEYS
 for i = 1, #KEYS do
   local at = 4 * i
-  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] =
-    decide(KEYS[i], tonumber(ARGV[first + 2 * i - 1]), ARGV[first + 2 * i] == '1')
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide(KEYS[i], cost_of(ARGV[first + i]))
 end
 write_back()
 return replies
@@ -62,26 +67,34 @@ return replies
  * or a key missing from a slot it is migrating away errors, and the script returns
  * {'not-local', error} having written nothing.
  *
- * ARGV layout: [1] now, [2 .. 1+P] parameters, then one (key, cost, commit) triple per
- * decision, then the number of decisions n. Reply: 4 integers per decision, or the 2-element
+ * ARGV layout: [1] now, [2 .. 1+P] parameters, then one (key, costArg) pair per decision,
+ * then the number of decisions n. Reply: 4 integers per decision, or the 2-element
  * not-local reply.
  */
 const NODE_LOOP = `
 local n = tonumber(ARGV[#ARGV])
-local first = #ARGV - 1 - 3 * n
+local first = #ARGV - 1 - 2 * n
 for i = 1, n do
-  local found = redis.pcall('EXISTS', ARGV[first + 3 * i - 2])
+  local found = redis.pcall('EXISTS', ARGV[first + 2 * i - 1])
   if type(found) == 'table' and found.err then return {'not-local', found.err} end
 end
 local replies = {}
 for i = 1, n do
-  local at, arg = 4 * i, first + 3 * i
-  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] =
-    decide(ARGV[arg - 2], tonumber(ARGV[arg - 1]), ARGV[arg] == '1')
+  local at, arg = 4 * i, first + 2 * i
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide(ARGV[arg - 1], cost_of(ARGV[arg]))
 end
 write_back()
 return replies
 `;
+
+/**
+ * A decision's argument: `cost` (a non-negative integer) to apply it if admitted, `−1 − cost` to
+ * only report it (a peek). One integer instead of a (cost, commit) pair spares Redis one
+ * argument per decision.
+ */
+export function costArg(cost: number, commit: boolean): number {
+  return commit ? cost : -1 - cost;
+}
 
 /** Builds an algorithm's script from its body (which defines `decide(key, cost, commit)`). */
 export function algorithmScript(body: string): LuaScript {
