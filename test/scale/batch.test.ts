@@ -1,12 +1,13 @@
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Decision, gcra, type Limiter } from '../../src/index.js';
+import { gcra } from '../../src/index.js';
 import { createRedisLimiter, type ScriptClient } from '../../src/redis.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
-import { manualClock, profiles } from '../../src/testing/index.js';
+import { profiles } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { runRedisConformance, scriptCallsBetween, serverStats } from './support.js';
+import { decideTurns, scheduledRequest } from './turns.js';
 
 let server: RedisServer;
 let connections: Redis[];
@@ -25,27 +26,7 @@ const prefix = () => `batch${++prefixes}:`;
 
 runRedisConformance([{ name: 'redis store (ioredis), batched', clients: () => connections, batch: true }]);
 
-/** One request of a schedule: which key, what cost, peek or limit, and time passing before it. */
-interface Request {
-  key: string;
-  cost: number;
-  peek: boolean;
-  advanceMs: number;
-}
-
-const request = fc.record({
-  key: fc.constantFrom('a', 'b', 'c', 'd'),
-  cost: fc.integer({ min: 0, max: 7 }),
-  peek: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
-  // Mostly the same ms (one call), sometimes a tick later inside the same turn (a new call).
-  advanceMs: fc.oneof(
-    { weight: 8, arbitrary: fc.constant(0) },
-    { weight: 2, arbitrary: fc.integer({ min: 1, max: 3000 }) },
-  ),
-});
-
-const ask = (limiter: Limiter, { key, cost, peek }: Request): Promise<Decision> =>
-  peek ? limiter.peek(key) : limiter.limit(key, { cost });
+const request = scheduledRequest(['a', 'b', 'c', 'd']);
 
 describe('exact decision batching', () => {
   for (const profile of profiles) {
@@ -55,36 +36,18 @@ describe('exact decision batching', () => {
           fc.array(fc.array(request, { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 8 }),
           async (turns) => {
             const algorithm = profile.build(6, 10_000);
-            const clock = manualClock();
-            const plain = createRedisLimiter({ client: connections[0], algorithm, clock: clock.now, prefix: prefix() });
-            const start = clock.now();
-            const expected: Decision[] = [];
-            for (const turn of turns) {
-              for (const r of turn) {
-                clock.advance(r.advanceMs);
-                expected.push(await ask(plain, r));
-              }
-              clock.advance(500);
-            }
-            const replay = manualClock(start);
-            const batchedOnReplay = createRedisLimiter({
-              client: connections[1],
-              algorithm,
-              clock: replay.now,
-              prefix: prefix(),
-              batch: { maxDecisions: 7 },
-            });
-            const actual: Decision[] = [];
-            for (const turn of turns) {
-              // Every request of a turn is asked before any reply: they reach the batcher in one turn.
-              const pending = turn.map((r) => {
-                replay.advance(r.advanceMs);
-                return ask(batchedOnReplay, r);
-              });
-              actual.push(...(await Promise.all(pending)));
-              replay.advance(500);
-            }
-            await batchedOnReplay.close();
+            const { expected, actual } = await decideTurns(
+              turns,
+              (clock) => createRedisLimiter({ client: connections[0], algorithm, clock: clock.now, prefix: prefix() }),
+              (clock) =>
+                createRedisLimiter({
+                  client: connections[1],
+                  algorithm,
+                  clock: clock.now,
+                  prefix: prefix(),
+                  batch: { maxDecisions: 7 },
+                }),
+            );
             expect(actual).toEqual(expected);
           },
         ),

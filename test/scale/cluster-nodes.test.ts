@@ -14,6 +14,7 @@ import { manualClock, profiles } from '../../src/testing/index.js';
 import { type ClusterNode, startCluster, type TestCluster } from '../support/cluster.js';
 import type { ServerKind } from '../support/redis-server.js';
 import { errorsBetween, type ServerStats, scriptCallsBetween, serverStats } from './support.js';
+import { decideTurns, scheduledRequest } from './turns.js';
 
 /*
  * Per-master batching (`batch: { byNode: true }`) on a real 3-master cluster of redis-server 7
@@ -219,25 +220,8 @@ for (const server of ['redis', 'valkey'] as const satisfies readonly ServerKind[
         );
       });
 
-      /** One request of a schedule: which key, what cost, peek or limit, and time passing before it. */
-      interface Request {
-        key: string;
-        cost: number;
-        peek: boolean;
-        advanceMs: number;
-      }
-      const request = fc.record({
-        // 24 keys: spread over the three masters, several per master in most turns.
-        key: fc.integer({ min: 0, max: 23 }).map((n) => `r${n}`),
-        cost: fc.integer({ min: 0, max: 7 }),
-        peek: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
-        advanceMs: fc.oneof(
-          { weight: 8, arbitrary: fc.constant(0) },
-          { weight: 2, arbitrary: fc.integer({ min: 1, max: 3000 }) },
-        ),
-      });
-      const ask = (limiter: Limiter, { key, cost, peek }: Request): Promise<Decision> =>
-        peek ? limiter.peek(key) : limiter.limit(key, { cost });
+      // 24 keys: spread over the three masters, several per master in most turns.
+      const request = scheduledRequest(Array.from({ length: 24 }, (_, n) => `r${n}`));
 
       for (const profile of profiles) {
         it(`${profile.name}: turns of concurrent requests decide exactly as one awaited call per request`, async () => {
@@ -248,35 +232,18 @@ for (const server of ['redis', 'valkey'] as const satisfies readonly ServerKind[
               async (turns, clientName) => {
                 const client = clientName === 'ioredis' ? ioredis : nodeRedis;
                 const algorithm = profile.build(6, 10_000);
-                const clock = manualClock();
-                const plain = createRedisLimiter({ client, algorithm, clock: clock.now, prefix: prefix('diff') });
-                const start = clock.now();
-                const expected: Decision[] = [];
-                for (const turn of turns) {
-                  for (const r of turn) {
-                    clock.advance(r.advanceMs);
-                    expected.push(await ask(plain, r));
-                  }
-                  clock.advance(500);
-                }
-                const replay = manualClock(start);
-                const batched = createRedisLimiter({
-                  client,
-                  algorithm,
-                  clock: replay.now,
-                  prefix: prefix('diff'),
-                  batch: { byNode: true, maxDecisions: 9 },
-                });
-                const actual: Decision[] = [];
-                for (const turn of turns) {
-                  const pending = turn.map((r) => {
-                    replay.advance(r.advanceMs);
-                    return ask(batched, r);
-                  });
-                  actual.push(...(await Promise.all(pending)));
-                  replay.advance(500);
-                }
-                await batched.close();
+                const { expected, actual } = await decideTurns(
+                  turns,
+                  (clock) => createRedisLimiter({ client, algorithm, clock: clock.now, prefix: prefix('diff') }),
+                  (clock) =>
+                    createRedisLimiter({
+                      client,
+                      algorithm,
+                      clock: clock.now,
+                      prefix: prefix('diff'),
+                      batch: { byNode: true, maxDecisions: 9 },
+                    }),
+                );
                 expect(actual).toEqual(expected);
               },
             ),

@@ -53,19 +53,24 @@ export function fromNodeRedis(client: NodeRedisLike): ScriptClient {
  * until the call fails. For such keys Sluice names a stand-in `{tag}` of the right slot.
  */
 function fromNodeRedisCluster(client: NodeRedisClusterLike): ScriptClient {
-  const send = (command: string, script: string, keys: readonly string[], args: readonly (string | number)[]) => {
+  return sendingArgv((keys, argv) => {
     const first = keys[0];
-    return client.sendCommand(first === undefined ? undefined : routingKey(first), false, [
-      command,
-      script,
-      String(keys.length),
-      ...keys,
-      ...args.map(String),
-    ]);
-  };
+    return client.sendCommand(first === undefined ? undefined : routingKey(first), false, argv);
+  });
+}
+
+/** A ScriptClient over a `sendCommand` that takes the whole EVAL/EVALSHA argv (strings only). */
+function sendingArgv(send: (keys: readonly string[], argv: string[]) => Promise<unknown>): ScriptClient {
+  const argv = (command: string, script: string, keys: readonly string[], args: readonly (string | number)[]) => [
+    command,
+    script,
+    String(keys.length),
+    ...keys,
+    ...args.map(String),
+  ];
   return {
-    evalsha: (sha, keys, args) => send('EVALSHA', sha, keys, args),
-    eval: (source, keys, args) => send('EVAL', source, keys, args),
+    evalsha: (sha, keys, args) => send(keys, argv('EVALSHA', sha, keys, args)),
+    eval: (source, keys, args) => send(keys, argv('EVAL', source, keys, args)),
   };
 }
 
@@ -101,23 +106,7 @@ export function nodeRedisClusterNodes(client: object): ClusterNodes | undefined 
     connectionTo(master) {
       const node = client.masters.find((candidate) => address(candidate) === master);
       if (node === undefined) return undefined;
-      const send = async (
-        command: string,
-        script: string,
-        keys: readonly string[],
-        args: readonly (string | number)[],
-      ) =>
-        (await client.nodeClient(node)).sendCommand([
-          command,
-          script,
-          String(keys.length),
-          ...keys,
-          ...args.map(String),
-        ]);
-      return {
-        evalsha: (sha, keys, args) => send('EVALSHA', sha, keys, args),
-        eval: (source, keys, args) => send('EVAL', source, keys, args),
-      };
+      return sendingArgv(async (_keys, argv) => (await client.nodeClient(node)).sendCommand(argv));
     },
   };
 }
