@@ -56,7 +56,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     throw new ConfigError("clock must be 'server', 'client' or a function returning epoch ms");
   }
   const params = algorithm.scriptParams;
-  const read: ReplyReader<Decision> = (reply, index) => toDecision(reply, algorithm.limit, index);
+  const read = (reply: unknown, index: number): Decision => toDecision(reply, algorithm.limit, index);
   const batcher = batcherOf(client, script, read, options);
   const refundScript = refundScripts[algorithm.name];
 
@@ -66,21 +66,27 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     checkKey(key);
     return `${prefix}{${key}}`;
   };
-  const failed = (action: string) => (error: unknown) => {
+  // One rejection handler per action, made once: a call's failure becomes StoreUnavailableError.
+  const failure = (action: string) => (error: unknown) => {
     throw new StoreUnavailableError(`Redis could not ${action} for '${algorithm.name}'`, error);
   };
-  const store = (action: string, run: () => Promise<unknown>): Promise<unknown> => run().catch(failed(action));
+  const failedTo = {
+    decide: failure('decide'),
+    peek: failure('peek'),
+    reset: failure('reset'),
+    refund: failure('refund'),
+  };
 
   return {
     algorithm,
     async limit(key, limitOptions) {
       const redisKey = redisKeyOf(key);
       const cost = costOf(limitOptions);
-      if (batcher) return batcher.decide(redisKey, nowArg(), cost, true).catch(failed('decide'));
-      const reply = await store('decide', () =>
-        runScript(client, script, [redisKey], [nowArg(), ...params, costArg(cost, true)]),
+      if (batcher) return batcher.decide(redisKey, nowArg(), cost, true).catch(failedTo.decide);
+      const reply = await runScript(client, script, [redisKey], [nowArg(), ...params, costArg(cost, true)]).catch(
+        failedTo.decide,
       );
-      return toDecision(reply, algorithm.limit, 0);
+      return read(reply, 0);
     },
     async peek(key) {
       const redisKey = redisKeyOf(key);
@@ -91,26 +97,29 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
         const [current, next] = await Promise.all([
           batcher.decide(redisKey, now, 0, false),
           batcher.decide(redisKey, now, 1, false),
-        ]).catch(failed('peek'));
+        ]).catch(failedTo.peek);
         return peekDecision(current, next);
       }
-      const reply = await store('peek', () =>
-        runScript(client, script, [redisKey, redisKey], [now, ...params, costArg(0, false), costArg(1, false)]),
-      );
-      return peekDecision(toDecision(reply, algorithm.limit, 0), toDecision(reply, algorithm.limit, 1));
+      const reply = await runScript(
+        client,
+        script,
+        [redisKey, redisKey],
+        [now, ...params, costArg(0, false), costArg(1, false)],
+      ).catch(failedTo.peek);
+      return peekDecision(read(reply, 0), read(reply, 1));
     },
     async reset(key) {
       const redisKey = redisKeyOf(key);
       // Decisions queued before the reset are applied before it, as they would be unbatched.
       await batcher?.drain();
-      await store('reset', () => runScript(client, resetScript, [redisKey], []));
+      await runScript(client, resetScript, [redisKey], []).catch(failedTo.reset);
     },
     ...(refundScript && {
       async refund(key: string, units: number) {
         const redisKey = redisKeyOf(key);
         if (costOf({ cost: units }) === 0) return;
         await batcher?.drain();
-        await store('refund', () => runScript(client, refundScript, [redisKey], [nowArg(), ...params, units]));
+        await runScript(client, refundScript, [redisKey], [nowArg(), ...params, units]).catch(failedTo.refund);
       },
     }),
     close: async () => {

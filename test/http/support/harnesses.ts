@@ -58,6 +58,11 @@ function urlOf(host: string, port: number): string {
 async function listenNode(server: Server, host: string) {
   server.listen(0, host);
   await once(server, 'listening');
+  return served(server, host);
+}
+
+/** Port, URL and a close that drops open connections, for a listening node:http server. */
+function served(server: Server, host: string) {
   const { port } = server.address() as AddressInfo;
   return {
     port,
@@ -141,17 +146,7 @@ const honoHarness: Harness = {
     }
     const server = serve({ fetch: app.fetch, port: 0, hostname: host }) as Server;
     if (!server.listening) await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    return {
-      hits,
-      port,
-      url: urlOf(host, port),
-      close: () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    };
+    return { hits, ...served(server, host) };
   },
 };
 
