@@ -26,35 +26,42 @@ const prefix = () => `batch${++prefixes}:`;
 
 runRedisConformance([{ name: 'redis store (ioredis), batched', clients: () => connections, batch: true }]);
 
-const request = scheduledRequest(['a', 'b', 'c', 'd']);
+// Costs 0..7, so calls mix costs (one cost argument per decision), and all 2, so most calls
+// share one cost argument.
+const requests = {
+  'mixed costs': scheduledRequest(['a', 'b', 'c', 'd']),
+  'like costs': scheduledRequest(['a', 'b', 'c', 'd'], fc.constant(2)),
+};
 
 describe('exact decision batching', () => {
-  for (const profile of profiles) {
-    it(`${profile.name}: turns of concurrent requests decide exactly as one awaited call per request`, async () => {
-      await fc.assert(
-        fc.asyncProperty(
-          fc.array(fc.array(request, { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 8 }),
-          async (turns) => {
-            const algorithm = profile.build(6, 10_000);
-            const { expected, actual } = await decideTurns(
-              turns,
-              (clock) => createRedisLimiter({ client: connections[0], algorithm, clock: clock.now, prefix: prefix() }),
-              (clock) =>
-                createRedisLimiter({
-                  client: connections[1],
-                  algorithm,
-                  clock: clock.now,
-                  prefix: prefix(),
-                  batch: { maxDecisions: 7 },
-                }),
-            );
-            expect(actual).toEqual(expected);
-          },
-        ),
-        { numRuns: 30 },
-      );
-    });
-  }
+  for (const profile of profiles)
+    for (const [costs, request] of Object.entries(requests)) {
+      it(`${profile.name}, ${costs}: turns of concurrent requests decide exactly as one awaited call per request`, async () => {
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.array(request, { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 8 }),
+            async (turns) => {
+              const algorithm = profile.build(6, 10_000);
+              const { expected, actual } = await decideTurns(
+                turns,
+                (clock) =>
+                  createRedisLimiter({ client: connections[0], algorithm, clock: clock.now, prefix: prefix() }),
+                (clock) =>
+                  createRedisLimiter({
+                    client: connections[1],
+                    algorithm,
+                    clock: clock.now,
+                    prefix: prefix(),
+                    batch: { maxDecisions: 7 },
+                  }),
+              );
+              expect(actual).toEqual(expected);
+            },
+          ),
+          { numRuns: 30 },
+        );
+      });
+    }
 
   it('sends 1,000 decisions over 1,000 keys in one turn as ⌈1000 / maxDecisions⌉ calls; plain sends 1,000', async () => {
     await admin.script('LOAD', (scripts.gcra as { source: string }).source);
@@ -62,7 +69,7 @@ describe('exact decision batching', () => {
     const keys = Array.from({ length: 1000 }, (_, i) => `key-${i}`);
     for (const [batch, calls] of [
       [false, 1000],
-      [true, 4],
+      [true, 16],
       [{ maxDecisions: 1000 }, 1],
       [{ maxDecisions: 1 }, 1000],
     ] as const) {
@@ -74,17 +81,17 @@ describe('exact decision batching', () => {
     }
   });
 
-  it('reads and writes a hot key once per call: 256 decisions of one key cost 1 GET and 1 SET, admitting exactly 100', async () => {
+  it('reads and writes a hot key once per call: 256 decisions of one key in one call cost 1 MGET and 1 SET, admitting exactly 100', async () => {
     const limiter = createRedisLimiter({
       client: connections[2],
       algorithm: gcra({ limit: 100, periodMs: 60_000 }),
       prefix: prefix(),
-      batch: true,
+      batch: { maxDecisions: 256 },
     });
-    const commandCalls = async (): Promise<{ get: number; set: number; evalsha: number }> => {
+    const commandCalls = async (): Promise<Record<'get' | 'mget' | 'set' | 'evalsha', number>> => {
       const info = await admin.info('commandstats');
       const calls = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
-      return { get: calls('get'), set: calls('set'), evalsha: calls('evalsha') };
+      return { get: calls('get'), mget: calls('mget'), set: calls('set'), evalsha: calls('evalsha') };
     };
     const before = await commandCalls();
     const decisions = await Promise.all(Array.from({ length: 256 }, () => limiter.limit('hot')));
@@ -93,13 +100,40 @@ describe('exact decision batching', () => {
     expect(decisions.map((d) => d.remaining).slice(98, 101)).toEqual([1, 0, 0]);
     expect({
       get: after.get - before.get,
+      mget: after.mget - before.mget,
       set: after.set - before.set,
       evalsha: after.evalsha - before.evalsha,
-    }).toEqual({
-      get: 1,
-      set: 1,
-      evalsha: 1,
+    }).toEqual({ get: 0, mget: 1, set: 1, evalsha: 1 });
+  });
+
+  it('sends a call of like decisions with one cost argument, and one per decision when costs differ', async () => {
+    await admin.script('LOAD', (scripts.gcra as { source: string }).source);
+    const redis = connections[2] as Redis;
+    const argumentCounts: number[] = [];
+    const recording: ScriptClient = {
+      evalsha(sha, keys, args) {
+        argumentCounts.push(args.length);
+        return redis.evalsha(sha, keys.length, ...keys, ...args);
+      },
+      eval(source, keys, args) {
+        argumentCounts.push(args.length);
+        return redis.eval(source, keys.length, ...keys, ...args);
+      },
+    };
+    const limiter = createRedisLimiter({
+      client: recording,
+      algorithm: gcra({ limit: 10, periodMs: 60_000 }),
+      prefix: prefix(),
+      batch: true,
     });
+    const keys = ['a', 'b', 'c', 'a'];
+    const like = await Promise.all(keys.map((key) => limiter.limit(key, { cost: 3 })));
+    const mixed = await Promise.all(keys.map((key, i) => limiter.limit(key, { cost: i + 1 })));
+    // now, emission interval, burst, then the cost arguments
+    expect(argumentCounts).toEqual([3 + 1, 3 + 4]);
+    expect(like.map((d) => d.remaining)).toEqual([7, 7, 7, 4]);
+    expect(mixed.map((d) => d.remaining)).toEqual([3, 5, 4, 3]);
+    expect(mixed.map((d) => d.allowed)).toEqual([true, true, true, false]);
   });
 
   it('never sends more than one call per decision, even one decision per turn', async () => {

@@ -10,11 +10,17 @@ export interface ScheduledRequest {
   advanceMs: number;
 }
 
-/** Requests on `keys`: costs 0..7, one in ten a peek, mostly in the same ms (one call), sometimes a tick later (a new call). */
-export function scheduledRequest(keys: readonly string[]): fc.Arbitrary<ScheduledRequest> {
+/**
+ * Requests on `keys`: costs 0..7 (or what `cost` draws), one in ten a peek, mostly in the same ms
+ * (one call), sometimes a tick later (a new call).
+ */
+export function scheduledRequest(
+  keys: readonly string[],
+  cost: fc.Arbitrary<number> = fc.integer({ min: 0, max: 7 }),
+): fc.Arbitrary<ScheduledRequest> {
   return fc.record({
     key: fc.constantFrom(...keys),
-    cost: fc.integer({ min: 0, max: 7 }),
+    cost,
     peek: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
     advanceMs: fc.oneof(
       { weight: 8, arbitrary: fc.constant(0) },

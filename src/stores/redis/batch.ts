@@ -1,12 +1,14 @@
 import { keySlot } from './keyslot.js';
 import { type LuaScript, runScript, type ScriptClient } from './script.js';
-import { costArg } from './scripts/compose.js';
+import { costArg, sharedCostArgs } from './scripts/compose.js';
 
 /** Options of decision batching (`createRedisLimiter({ batch })`). */
 export interface BatchOptions {
   /**
    * Most decisions in one script call. Redis runs a script alone, so this bounds how long one
-   * call holds the server (a few µs per decision; docs/deployment.md). Integer ≥ 1; default 256.
+   * call holds the server (a few µs per decision; docs/deployment.md). Smaller calls also keep
+   * Redis and Node busy at once: Node reads one call's replies while Redis runs the next.
+   * Integer in 1..1000; default 64.
    */
   maxDecisions?: number;
   /**
@@ -123,7 +125,7 @@ export function createBatcher<T>(
   };
 
   const sendSlot = (call: Call): Promise<void> =>
-    runScript(client, script, call.keys, [call.now, ...params, ...call.costs]).then(
+    runScript(client, script, call.keys, [call.now, ...params, ...sharedCostArgs(call.costs)]).then(
       (reply) => fanOut(call.waiters, reply),
       (error: unknown) => {
         if (refusedMidMigration(error) && call.keys.length > 1) return sendEach(call);

@@ -151,7 +151,7 @@ function batcherOf(
     throw new ConfigError('batch.byNode falls back per slot: bySlot cannot be false');
   return createBatcher(client, script, options.algorithm.scriptParams, {
     read,
-    maxDecisions: requireInteger('batch.maxDecisions', settings.maxDecisions ?? 256),
+    maxDecisions: requireInteger('batch.maxDecisions', settings.maxDecisions ?? 64, 1, 1000),
     bySlot,
     byNode: nodes && { nodes, script: perNodeScript(script) },
   });

@@ -6,19 +6,21 @@ import { defineScript, type LuaScript } from '../script.js';
  *
  * ARGV layout: [1] now in ms, or '' for the server's TIME; [2 .. 1+P] the algorithm's integer
  * parameters (`Algorithm.scriptParams`); then one integer per key in KEYS (see {@link costArg}):
- * the cost to apply if admitted, or −1 − cost to only report it (a peek).
+ * the cost to apply if admitted, or −1 − cost to only report it (a peek); or a single one that
+ * every key shares, which is how a batch of like decisions (the usual cost of 1) travels.
  * Reply: 4 integers per key, {allowed 0|1, remaining, retryAfterMs (−1: never), resetAfterMs}.
  * Integers only: Redis truncates Lua floats in replies.
  *
- * The body reads its parameters from ARGV[2..] and defines `decide(key, cost, commit)`,
+ * The body reads its parameters from ARGV[2..] and defines `decide(key, cost, commit, i)`,
  * returning the four integers for one key as four values (no table per decision: the loop is
- * the hot path of a batch). Helpers below are the Lua twins of src/algorithms/integer.ts, so
+ * the hot path of a batch); `i` is the decision's place in KEYS, for `read_ahead`. Helpers below are the Lua twins of src/algorithms/integer.ts, so
  * memory and Redis agree to the unit. Numbers go to redis.call as numbers: Redis writes them
  * with 17 significant digits, so integers up to 2^53 are stored in full.
  */
 const PRELUDE = `
+local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
 local function floor_div(a, b)
-  local q = math.floor(a / b)
+  local q = floor(a / b)
   if q * b > a then return q - 1 end
   return q
 end
@@ -26,7 +28,7 @@ local function ceil_div(a, b) return -floor_div(-a, b) end
 local now_ms = tonumber(ARGV[1])
 if not now_ms then
   local t = redis.call('TIME')
-  now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
 -- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
 -- Returns whether it was dropped.
@@ -38,6 +40,9 @@ end
 -- Runs once after a call's last decision. An algorithm that keeps a key's new state in Lua
 -- between the decisions of one call (a hot key in a batch) writes it here, once per key.
 local write_back = function() end
+-- Runs once before the first decision of a call whose keys share one slot, given them all.
+-- An algorithm keeping one string per key reads them here in one MGET, not one GET each.
+local read_ahead = function() end
 -- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
 local function cost_of(arg)
   local n = tonumber(arg)
@@ -47,11 +52,14 @@ end
 `;
 
 const LOOP = `
+read_ahead(KEYS)
 local replies = {}
-local first = #ARGV - #KEYS
+local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
+local cost, commit = cost_of(ARGV[costs_at])
 for i = 1, #KEYS do
+  if per_key then cost, commit = cost_of(ARGV[costs_at - 1 + i]) end
   local at = 4 * i
-  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide(KEYS[i], cost_of(ARGV[first + i]))
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide(KEYS[i], cost, commit, i)
 end
 write_back()
 return replies
@@ -96,9 +104,22 @@ export function costArg(cost: number, commit: boolean): number {
   return commit ? cost : -1 - cost;
 }
 
-/** Builds an algorithm's script from its body (which defines `decide(key, cost, commit)`). */
-export function algorithmScript(body: string): LuaScript {
-  return defineScript(`${PRELUDE}${body}${LOOP}`);
+/**
+ * Builds an algorithm's script from its body (which defines `decide(key, cost, commit, i)`) and
+ * the number of parameters the body reads from ARGV[2 ..].
+ */
+export function algorithmScript(params: number, body: string): LuaScript {
+  return defineScript(`${PRELUDE}local costs_at = ${2 + params}\n${body}${LOOP}`);
+}
+
+/**
+ * A call's cost arguments (one {@link costArg} per decision, in order): the one they all share
+ * when they are alike, so Redis parses one argument instead of one per decision.
+ */
+export function sharedCostArgs(costs: readonly number[]): readonly number[] {
+  const first = costs[0];
+  for (const cost of costs) if (cost !== first) return costs;
+  return costs.slice(0, 1);
 }
 
 /** The per-node variant of a script {@link algorithmScript} built (see NODE_LOOP). */

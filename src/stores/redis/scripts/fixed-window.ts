@@ -7,7 +7,9 @@ import { algorithmScript } from './compose.js';
  * ARGV[2]  limit, units per window
  * ARGV[3]  window, ms
  */
-export const fixedWindowScript = algorithmScript(`
+export const fixedWindowScript = algorithmScript(
+  2,
+  `
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local function decide(key, cost, commit)
@@ -20,7 +22,7 @@ local function decide(key, cost, commit)
     count = 0
     window_end = now + window -- the key's next window opens with this request
   else
-    now = math.max(now, window_end - window) -- a clock behind the window's start counts in it
+    now = max(now, window_end - window) -- a clock behind the window's start counts in it
   end
   local function reply(allowed, used, retry)
     local reset = 0
@@ -35,4 +37,5 @@ local function decide(key, cost, commit)
   end
   return reply(1, count + cost, 0)
 end
-`);
+`,
+);

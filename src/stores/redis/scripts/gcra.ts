@@ -6,37 +6,53 @@ import { algorithmScript } from './compose.js';
  * ARGV[2]  emission interval T, µs
  * ARGV[3]  burst, units
  */
-export const gcraScript = algorithmScript(`
+export const gcraScript = algorithmScript(
+  2,
+  `
 local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local horizon = burst * interval -- how far TAT may run ahead of now
 local now = now_ms * 1000
-local function reply(allowed, at, retry)
-  return allowed, math.max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)
-end
 -- TATs this call admitted, each SET once at its end: a key decided k times in one batch costs
--- one GET and one SET, not k of each. Nobody sees between a script's decisions, so the state
+-- one read and one SET, not k of each. Nobody sees between a script's decisions, so the state
 -- Redis ends with is the one k separate calls would leave.
 local admitted = {}
 write_back = function()
   for key, tat in pairs(admitted) do
-    redis.call('SET', key, tat, 'PX', math.max(1, ceil_div(tat - now, 1000)))
+    redis.call('SET', key, tat, 'PX', max(1, ceil_div(tat - now, 1000)))
   end
 end
-local function decide(key, cost, commit)
+-- The stored TATs of a same-slot call, by decision; the per-node loop reads each key with GET.
+local stored = {}
+read_ahead = function(keys) stored = redis.call('MGET', unpack(keys)) end
+-- Keys this call deleted as unowned: their read-ahead value is gone from Redis.
+local dropped = {}
+local function decide(key, cost, commit, i)
   local tat = admitted[key]
   if not tat then
-    tat = tonumber(redis.call('GET', key))
+    local value = stored[i]
+    if value == nil then value = redis.call('GET', key) end
+    tat = tonumber(value)
     -- Only a TAT ahead of now sways a decision (one at or before now is a fresh key), so only
     -- then is it worth a PTTL to learn whether Sluice wrote it.
-    if tat and tat > now and fresh_if_unowned(key) then tat = nil end
+    if tat and tat > now and (dropped[key] or fresh_if_unowned(key)) then
+      dropped[key] = true
+      tat = nil
+    end
   end
-  tat = math.max(tat or 0, now)
-  if cost > burst then return reply(0, tat, -1) end
-  local next_tat = tat + cost * interval
-  local allow_at = next_tat - horizon
-  if allow_at > now then return reply(0, tat, ceil_div(allow_at - now, 1000)) end
-  if commit and cost > 0 then admitted[key] = next_tat end
-  return reply(1, next_tat, 0)
+  if not tat or tat < now then tat = now end
+  local allowed, retry, at = 0, -1, tat -- denied for good: cost > burst
+  if cost <= burst then
+    local next_tat = tat + cost * interval
+    local allow_at = next_tat - horizon
+    if allow_at > now then
+      retry = ceil_div(allow_at - now, 1000)
+    else
+      allowed, retry, at = 1, 0, next_tat
+      if commit and cost > 0 then admitted[key] = next_tat end
+    end
+  end
+  return allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)
 end
-`);
+`,
+);

@@ -16,7 +16,7 @@ local function refund(key, units)
   fresh_if_unowned(key)
   local tat = tonumber(redis.call('GET', key))
   if not tat then return end -- a key Redis does not hold is already fresh
-  local next_tat = math.max(tat - units * interval, now)
+  local next_tat = max(tat - units * interval, now)
   -- A TAT at or before now is a fresh key: delete rather than keep a key with nothing in it.
   if next_tat <= now then
     redis.call('DEL', key)
@@ -42,9 +42,9 @@ local function refund(key, units)
   local deficit = tonumber(state[1])
   if not deficit then return end -- a key Redis does not hold is already full
   local last = tonumber(state[2]) or 0
-  local now = math.max(now_ms, last) -- a clock behind the last write does not refill backwards
+  local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
   if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
-  deficit = math.max(0, deficit - units * unit)
+  deficit = max(0, deficit - units * unit)
   if deficit == 0 then
     redis.call('DEL', key)
   else

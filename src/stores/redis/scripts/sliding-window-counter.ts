@@ -7,7 +7,9 @@ import { algorithmScript } from './compose.js';
  * ARGV[2]  limit, units per window
  * ARGV[3]  window, ms
  */
-export const slidingWindowCounterScript = algorithmScript(`
+export const slidingWindowCounterScript = algorithmScript(
+  2,
+  `
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 -- the previous window's count weighted by the part of it still inside the sliding window
@@ -24,7 +26,7 @@ local function decide(key, cost, commit)
   if curr == 0 and prev == 0 then
     start = now
   else
-    now = math.max(now, start) -- a clock behind the window's start counts in this window
+    now = max(now, start) -- a clock behind the window's start counts in this window
     local windows = floor_div(now - start, window)
     if windows >= 2 then
       curr, prev, start = 0, 0, now
@@ -41,7 +43,7 @@ local function decide(key, cost, commit)
     elseif old > 0 then
       reset_at = start + weighs_at_most_from(prev, 0)
     end
-    return allowed, limit - old - current, retry, math.max(0, reset_at - now)
+    return allowed, limit - old - current, retry, max(0, reset_at - now)
   end
   if cost > limit then return reply(0, curr, -1) end
   if old + curr + cost > limit then
@@ -51,7 +53,7 @@ local function decide(key, cost, commit)
       if from < window then return reply(0, curr, from - elapsed) end
     end
     local next_from = 0
-    if curr > 0 then next_from = math.max(0, weighs_at_most_from(curr, limit - cost)) end
+    if curr > 0 then next_from = max(0, weighs_at_most_from(curr, limit - cost)) end
     return reply(0, curr, window - elapsed + next_from)
   end
   if commit and cost > 0 then
@@ -60,4 +62,5 @@ local function decide(key, cost, commit)
   end
   return reply(1, curr + cost, 0)
 end
-`);
+`,
+);

@@ -11,7 +11,9 @@ import { algorithmScript } from './compose.js';
  * ARGV[2]  limit, units per window
  * ARGV[3]  window, ms
  */
-export const slidingWindowLogScript = algorithmScript(`
+export const slidingWindowLogScript = algorithmScript(
+  2,
+  `
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 -- An integer as text in full: Lua's own number-to-string conversion rounds to 14 digits.
@@ -28,7 +30,7 @@ local function decide(key, cost, commit)
   if top[1] then
     newest = tonumber(top[2])
     first_unit, last_unit = units(top[1])
-    now = math.max(now, newest) -- a clock behind the newest entry counts from that entry
+    now = max(now, newest) -- a clock behind the newest entry counts from that entry
   end
   local live = '(' .. int(now - window) -- entries at or before now - window have left the window
   local used = 0
@@ -63,4 +65,5 @@ local function decide(key, cost, commit)
   if cost > 0 then newest = now end
   return reply(1, used + cost, newest, 0)
 end
-`);
+`,
+);

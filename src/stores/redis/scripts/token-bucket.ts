@@ -9,7 +9,9 @@ import { algorithmScript } from './compose.js';
  * ARGV[3]  unit, units per token
  * ARGV[4]  refill, units per ms
  */
-export const tokenBucketScript = algorithmScript(`
+export const tokenBucketScript = algorithmScript(
+  3,
+  `
 local capacity = tonumber(ARGV[2])
 local unit = tonumber(ARGV[3])
 local refill = tonumber(ARGV[4])
@@ -19,7 +21,7 @@ local function decide(key, cost, commit)
   local state = redis.call('HMGET', key, 'd', 't')
   local deficit = tonumber(state[1]) or 0
   local last = tonumber(state[2]) or 0
-  local now = math.max(now_ms, last) -- a clock behind the last write does not refill backwards
+  local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
   if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
   local function reply(allowed, d, retry)
     return allowed, capacity - ceil_div(d, unit), retry, ceil_div(d, refill)
@@ -33,4 +35,5 @@ local function decide(key, cost, commit)
   end
   return reply(1, next, 0)
 end
-`);
+`,
+);
