@@ -61,7 +61,14 @@ describe('client detection', () => {
 
   it('rejects invalid batch options at construction', () => {
     const base = { client: server.connect(), algorithm: profiles[0]?.build(5, 1000) as never };
-    for (const batch of ['yes', 1, { maxDecisions: 0 }, { maxDecisions: 1.5 }, { bySlot: 'no' }]) {
+    for (const batch of [
+      'yes',
+      1,
+      { maxDecisions: 0 },
+      { maxDecisions: 1.5 },
+      { maxDecisions: 1001 },
+      { bySlot: 'no' },
+    ]) {
       expect(() => createRedisLimiter({ ...base, batch: batch as never }), JSON.stringify(batch)).toThrow(ConfigError);
     }
   });
