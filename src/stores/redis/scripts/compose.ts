@@ -13,9 +13,11 @@ import { defineScript, type LuaScript } from '../script.js';
  *
  * The body reads its parameters from ARGV[2..] and defines `decide(key, cost, commit, i)`,
  * returning the four integers for one key as four values (no table per decision: the loop is
- * the hot path of a batch); `i` is the decision's place in KEYS, for `read_ahead`. Helpers below are the Lua twins of src/algorithms/integer.ts, so
- * memory and Redis agree to the unit. Numbers go to redis.call as numbers: Redis writes them
- * with 17 significant digits, so integers up to 2^53 are stored in full.
+ * the hot path of a batch); `i` is the decision's place in KEYS, for `read_ahead`. Helpers
+ * below are the Lua twins of src/algorithms/integer.ts, so memory and Redis agree to the unit.
+ * Numbers go to redis.call as numbers: Redis writes them with 17 significant digits, so
+ * integers up to 2^53 are stored in full. (`string.format('%d')` is cheaper on Redis 7.0, which
+ * converts with `%.17g`, but dearer on Valkey 8, which converts faster: docs/deployment.md.)
  */
 const PRELUDE = `
 local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
