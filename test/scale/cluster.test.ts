@@ -2,20 +2,17 @@ import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import type { Cluster } from 'ioredis';
 import { Cluster as ValkeyCluster } from 'iovalkey';
-import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Charge, chargeAll } from '../../src/http/nested.js';
 import { createLeasedLimiter, gcra } from '../../src/index.js';
-import { createHeartbeat } from '../../src/policy/index.js';
 import { createRedisLimiter, createShardedLimiter, keySlot } from '../../src/redis.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { manualClock, runConformance } from '../../src/testing/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { held } from '../support/held-keys.js';
+import { describeLeasingNestedLimitsAndHeartbeat } from './cluster-leasing.js';
+import { connectNodeRedisCluster, type NodeRedisCluster } from './node-redis.js';
 import { itDecidesRandomIdentifiersBySlot } from './slots.js';
 import { errorsBetween, runRedisConformance, scriptCallsBetween, serverStats } from './support.js';
-
-type NodeRedisCluster = ReturnType<typeof createCluster>;
 
 let cluster: TestCluster;
 let ioredis: Cluster[];
@@ -25,16 +22,7 @@ let valkey: ValkeyCluster[];
 beforeAll(async () => {
   cluster = await startCluster({ masters: 3 });
   ioredis = [0, 1, 2, 3].map(() => cluster.connect());
-  nodeRedis = await Promise.all(
-    [0, 1, 2, 3].map(async () => {
-      const client = createCluster({
-        rootNodes: cluster.startupNodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
-      });
-      client.on('error', () => {});
-      await client.connect();
-      return client;
-    }),
-  );
+  nodeRedis = await Promise.all([0, 1, 2, 3].map(() => connectNodeRedisCluster(cluster)));
   valkey = [0, 1, 2, 3].map(() => {
     const client = new ValkeyCluster(cluster.startupNodes as { host: string; port: number }[]);
     client.on('error', () => {});
@@ -68,6 +56,12 @@ runRedisConformance([
     batch: { bySlot: true },
   },
   { name: 'iovalkey Cluster, 3 masters', prefix: 'iovalkey', clients: () => valkey },
+  {
+    name: 'iovalkey Cluster, 3 masters, batched',
+    prefix: 'iovalkey-batched',
+    clients: () => valkey,
+    batch: { bySlot: true },
+  },
 ]);
 
 /** A Cluster client that knows the slot map, against masters that have the script cached: no MOVED, no NOSCRIPT. */
@@ -148,60 +142,7 @@ runConformance({
     }),
 });
 
-describe('Redis Cluster: leasing, nested limits and the heartbeat registry', () => {
-  it('leases of 10 over a Cluster remote admit exactly the limit across 4 instances, and give unspent units back', async () => {
-    const clock = manualClock();
-    const algorithm = gcra({ limit: 100, periodMs: 60_000 });
-    const prefix = 'leased:';
-    const instances = ioredis.map((client) =>
-      createLeasedLimiter({
-        remote: createRedisLimiter({ client, algorithm, prefix, clock: clock.now }),
-        leaseSize: 10,
-        clock: clock.now,
-      }),
-    );
-    const decisions = await Promise.all(
-      Array.from({ length: 400 }, (_, i) => (instances[i % 4] as (typeof instances)[number]).limit('k')),
-    );
-    expect(decisions.filter((d) => d.allowed)).toHaveLength(100);
-    await Promise.all(instances.map((instance) => instance.close()));
-  });
-
-  it('charges nested GCRA limits on keys in different slots all or nothing (refund on the per-key denial)', async () => {
-    const clock = manualClock();
-    const limiter = (limit: number, prefix: string) =>
-      createRedisLimiter({
-        client: ioredis[0],
-        algorithm: gcra({ limit, periodMs: 60_000 }),
-        prefix,
-        clock: clock.now,
-      });
-    const perIp = limiter(10, 'nested-ip:');
-    const perKey = limiter(3, 'nested-key:');
-    expect(keySlot('nested-ip:{203.0.113.9}')).not.toBe(keySlot('nested-key:{api-key-1}'));
-    const charges: Charge[] = [
-      { name: 'per-ip', limiter: perIp, key: '203.0.113.9', cost: 1 },
-      { name: 'per-key', limiter: perKey, key: 'api-key-1', cost: 1 },
-    ];
-    const fail = () => {
-      throw new Error('no refund should fail');
-    };
-    for (let i = 0; i < 3; i++) expect((await chargeAll(charges, fail)).allowed).toBe(true);
-    const fourth = await chargeAll(charges, fail);
-    expect(fourth).toMatchObject({ allowed: false, strategy: 'refund' });
-    expect((await perIp.peek('203.0.113.9')).remaining).toBe(7);
-  });
-
-  it('counts live instances in one registry key: 3 heartbeats see 3, then 2 after one leaves', async () => {
-    const name = `cluster-${randomInt(1e9)}`;
-    const beats = [0, 1, 2].map((i) => createHeartbeat({ client: ioredis[i], name, intervalMs: 60_000 }));
-    await Promise.all(beats.map((beat) => beat.beat()));
-    expect(await Promise.all(beats.map((beat) => beat.beat()))).toEqual([3, 3, 3]);
-    await beats[2]?.close();
-    expect(await beats[0]?.beat()).toBe(2);
-    await Promise.all(beats.map((beat) => beat.close()));
-  });
-});
+describeLeasingNestedLimitsAndHeartbeat('Redis Cluster', () => cluster);
 
 describe('Redis Cluster: hot-key sharding', () => {
   it('spreads one hot key over all 3 masters and admits exactly the split burst', async () => {

@@ -1,29 +1,20 @@
 import type { Redis } from 'ioredis';
 import type { Redis as Valkey } from 'iovalkey';
-import { createSentinel } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSentinel, type TestSentinel } from '../support/sentinel.js';
 import { runThroughFailover } from './failover.js';
+import { connectNodeRedisSentinel, type NodeRedisSentinel } from './node-redis.js';
 import { runRedisConformance } from './support.js';
-
-type NodeRedisSentinel = ReturnType<typeof createSentinel>;
 
 let setup: TestSentinel;
 let ioredis: Redis[];
 let nodeRedis: NodeRedisSentinel[];
 let valkey: Valkey[];
 
-async function nodeRedisSentinel(): Promise<NodeRedisSentinel> {
-  const client = createSentinel({ name: setup.name, sentinelRootNodes: [...setup.sentinels] });
-  client.on('error', () => {});
-  await client.connect();
-  return client;
-}
-
 beforeAll(async () => {
   setup = await startSentinel();
   ioredis = [0, 1, 2, 3].map(() => setup.connect({ maxRetriesPerRequest: 1 }));
-  nodeRedis = await Promise.all([0, 1, 2, 3].map(nodeRedisSentinel));
+  nodeRedis = await Promise.all([0, 1, 2, 3].map(() => connectNodeRedisSentinel(setup)));
   valkey = [0, 1, 2, 3].map(() => setup.connectValkey({ maxRetriesPerRequest: 1 }));
 });
 
@@ -40,7 +31,7 @@ runRedisConformance([
 
 describe('Sentinel: SENTINEL FAILOVER in the middle of a run', () => {
   it('resumes on the new master through NOSCRIPT; the writes lost to asynchronous replication are counted and bounded to the failover', async () => {
-    const nodeRedisClient = await nodeRedisSentinel();
+    const nodeRedisClient = await connectNodeRedisSentinel(setup);
     try {
       const lost = await runThroughFailover(setup, [
         ['ioredis (defaults)', setup.connect()],

@@ -3,6 +3,8 @@ import type { Cluster } from 'ioredis';
 import { Cluster as ValkeyCluster } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type TestCluster } from '../support/cluster.js';
+import { describeLeasingNestedLimitsAndHeartbeat } from './cluster-leasing.js';
+import { connectNodeRedisCluster, type NodeRedisCluster } from './node-redis.js';
 import { itDecidesRandomIdentifiersBySlot } from './slots.js';
 import { runRedisConformance } from './support.js';
 
@@ -10,6 +12,7 @@ import { runRedisConformance } from './support.js';
 let cluster: TestCluster;
 let ioredis: Cluster[];
 let valkey: ValkeyCluster[];
+let nodeRedis: NodeRedisCluster[];
 const opened: ValkeyCluster[] = [];
 
 /** A new iovalkey Cluster client, disconnected in `afterAll`. */
@@ -24,9 +27,11 @@ beforeAll(async () => {
   cluster = await startCluster({ masters: 3, server: 'valkey' });
   ioredis = [0, 1, 2, 3].map(() => cluster.connect());
   valkey = [0, 1, 2, 3].map(connectValkey);
+  nodeRedis = await Promise.all([0, 1, 2, 3].map(() => connectNodeRedisCluster(cluster)));
 });
 
 afterAll(async () => {
+  await Promise.all(nodeRedis?.map((client) => client.close()) ?? []);
   for (const client of opened) client.disconnect();
   await cluster?.stop();
 });
@@ -45,6 +50,13 @@ runRedisConformance([
     name: 'iovalkey Cluster on Valkey 8, 3 masters, batched',
     prefix: 'iovalkey-batched',
     clients: () => valkey,
+    batch: { bySlot: true },
+  },
+  { name: 'node-redis createCluster on Valkey 8, 3 masters', prefix: 'node-redis', clients: () => nodeRedis },
+  {
+    name: 'node-redis createCluster on Valkey 8, 3 masters, batched',
+    prefix: 'node-redis-batched',
+    clients: () => nodeRedis,
     batch: { bySlot: true },
   },
 ]);
@@ -67,3 +79,5 @@ describe('Valkey 8 Cluster: slots', () => {
     },
   );
 });
+
+describeLeasingNestedLimitsAndHeartbeat('Valkey 8 Cluster', () => cluster);

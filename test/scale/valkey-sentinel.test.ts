@@ -3,24 +3,31 @@ import type { Redis as Valkey } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSentinel, type TestSentinel } from '../support/sentinel.js';
 import { runThroughFailover } from './failover.js';
+import { connectNodeRedisSentinel, type NodeRedisSentinel } from './node-redis.js';
 import { runRedisConformance } from './support.js';
 
 // A valkey-server 8 master and replica watched by three Valkey sentinels (`valkey-server --sentinel`).
 let setup: TestSentinel;
 let ioredis: Redis[];
 let valkey: Valkey[];
+let nodeRedis: NodeRedisSentinel[];
 
 beforeAll(async () => {
   setup = await startSentinel({ server: 'valkey' });
   ioredis = [0, 1, 2, 3].map(() => setup.connect({ maxRetriesPerRequest: 1 }));
   valkey = [0, 1, 2, 3].map(() => setup.connectValkey({ maxRetriesPerRequest: 1 }));
+  nodeRedis = await Promise.all([0, 1, 2, 3].map(() => connectNodeRedisSentinel(setup)));
 });
 
-afterAll(() => setup?.stop());
+afterAll(async () => {
+  await Promise.all(nodeRedis?.map((client) => client.close()) ?? []);
+  await setup?.stop();
+});
 
 runRedisConformance([
   { name: 'iovalkey via Valkey 8 Sentinel', prefix: 'iovalkey', clients: () => valkey },
   { name: 'ioredis via Valkey 8 Sentinel', prefix: 'ioredis', clients: () => ioredis },
+  { name: 'node-redis createSentinel via Valkey 8 Sentinel', prefix: 'node-redis', clients: () => nodeRedis },
 ]);
 
 describe('Valkey 8 Sentinel: SENTINEL FAILOVER in the middle of a run', () => {

@@ -1,0 +1,77 @@
+import { randomInt } from 'node:crypto';
+import type { Cluster } from 'ioredis';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type Charge, chargeAll } from '../../src/http/nested.js';
+import { createLeasedLimiter, gcra } from '../../src/index.js';
+import { createHeartbeat } from '../../src/policy/index.js';
+import { createRedisLimiter, keySlot } from '../../src/redis.js';
+import { manualClock } from '../../src/testing/index.js';
+import type { TestCluster } from '../support/cluster.js';
+
+/**
+ * Registers leasing, nested limits and the heartbeat registry on `cluster()` (read once the
+ * file's `beforeAll` has started it), through 4 ioredis Cluster clients of its own. Shared by
+ * the Redis and Valkey cluster files.
+ */
+export function describeLeasingNestedLimitsAndHeartbeat(title: string, cluster: () => TestCluster): void {
+  describe(`${title}: leasing, nested limits and the heartbeat registry`, () => {
+    let clients: Cluster[];
+    // Disconnected by the cluster's stop().
+    beforeAll(() => {
+      clients = [0, 1, 2, 3].map(() => cluster().connect());
+    });
+
+    it('leases of 10 over a Cluster remote admit exactly the limit across 4 instances, and give unspent units back', async () => {
+      const clock = manualClock();
+      const algorithm = gcra({ limit: 100, periodMs: 60_000 });
+      const prefix = 'leased:';
+      const instances = clients.map((client) =>
+        createLeasedLimiter({
+          remote: createRedisLimiter({ client, algorithm, prefix, clock: clock.now }),
+          leaseSize: 10,
+          clock: clock.now,
+        }),
+      );
+      const decisions = await Promise.all(
+        Array.from({ length: 400 }, (_, i) => (instances[i % 4] as (typeof instances)[number]).limit('k')),
+      );
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(100);
+      await Promise.all(instances.map((instance) => instance.close()));
+    });
+
+    it('charges nested GCRA limits on keys in different slots all or nothing (refund on the per-key denial)', async () => {
+      const clock = manualClock();
+      const limiter = (limit: number, prefix: string) =>
+        createRedisLimiter({
+          client: clients[0],
+          algorithm: gcra({ limit, periodMs: 60_000 }),
+          prefix,
+          clock: clock.now,
+        });
+      const perIp = limiter(10, 'nested-ip:');
+      const perKey = limiter(3, 'nested-key:');
+      expect(keySlot('nested-ip:{203.0.113.9}')).not.toBe(keySlot('nested-key:{api-key-1}'));
+      const charges: Charge[] = [
+        { name: 'per-ip', limiter: perIp, key: '203.0.113.9', cost: 1 },
+        { name: 'per-key', limiter: perKey, key: 'api-key-1', cost: 1 },
+      ];
+      const fail = () => {
+        throw new Error('no refund should fail');
+      };
+      for (let i = 0; i < 3; i++) expect((await chargeAll(charges, fail)).allowed).toBe(true);
+      const fourth = await chargeAll(charges, fail);
+      expect(fourth).toMatchObject({ allowed: false, strategy: 'refund' });
+      expect((await perIp.peek('203.0.113.9')).remaining).toBe(7);
+    });
+
+    it('counts live instances in one registry key: 3 heartbeats see 3, then 2 after one leaves', async () => {
+      const name = `cluster-${randomInt(1e9)}`;
+      const beats = [0, 1, 2].map((i) => createHeartbeat({ client: clients[i], name, intervalMs: 60_000 }));
+      await Promise.all(beats.map((beat) => beat.beat()));
+      expect(await Promise.all(beats.map((beat) => beat.beat()))).toEqual([3, 3, 3]);
+      await beats[2]?.close();
+      expect(await beats[0]?.beat()).toBe(2);
+      await Promise.all(beats.map((beat) => beat.close()));
+    });
+  });
+}
