@@ -3,7 +3,6 @@ import { once } from 'node:events';
 import fc from 'fast-check';
 import type { Cluster } from 'ioredis';
 import { Cluster as ValkeyCluster } from 'iovalkey';
-import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Decision, gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter, keySlot } from '../../src/redis.js';
@@ -13,6 +12,7 @@ import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { manualClock, profiles } from '../../src/testing/index.js';
 import { type ClusterNode, startCluster, type TestCluster } from '../support/cluster.js';
 import type { ServerKind } from '../support/redis-server.js';
+import { connectNodeRedisCluster, type NodeRedisCluster } from './node-redis.js';
 import { errorsBetween, type ServerStats, scriptCallsBetween, serverStats } from './support.js';
 import { decideTurns, scheduledRequest } from './turns.js';
 
@@ -22,8 +22,6 @@ import { decideTurns, scheduledRequest } from './turns.js';
  * those of one call per decision, and nothing charged twice when a slot moves under it or the
  * client's slot map is stale.
  */
-
-type NodeRedisCluster = ReturnType<typeof createCluster>;
 
 for (const server of ['redis', 'valkey'] as const satisfies readonly ServerKind[]) {
   describe(`${server}-server, 3 masters`, () => {
@@ -43,11 +41,7 @@ for (const server of ['redis', 'valkey'] as const satisfies readonly ServerKind[
       }
       ioredis = cluster.connect();
       if (ioredis.status !== 'ready') await once(ioredis, 'ready');
-      nodeRedis = createCluster({
-        rootNodes: cluster.startupNodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
-      });
-      nodeRedis.on('error', () => {});
-      await nodeRedis.connect();
+      nodeRedis = await connectNodeRedisCluster(cluster);
       valkey = new ValkeyCluster(cluster.startupNodes as { host: string; port: number }[]);
       valkey.on('error', () => {});
       if (valkey.status !== 'ready') await once(valkey, 'ready');
@@ -415,11 +409,8 @@ for (const server of ['redis', 'valkey'] as const satisfies readonly ServerKind[
         if (client.status !== 'ready') await once(client, 'ready');
         return { client, close: async () => client.disconnect() };
       }
-      const client = createCluster({
-        rootNodes: cluster.startupNodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
-      });
-      client.on('error', () => {});
-      await client.connect();
+      // node-redis refreshes its slot map only on a redirection.
+      const client = await connectNodeRedisCluster(cluster);
       return { client, close: () => client.close() };
     }
   });

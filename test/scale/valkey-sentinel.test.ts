@@ -42,11 +42,17 @@ describe('Valkey 8 Sentinel: SENTINEL FAILOVER in the middle of a run', () => {
     }
   });
 
-  it('iovalkey resumes on the new master through NOSCRIPT; lost writes are bounded to the failover, fewer with failoverDetector', async () => {
-    const lost = await runThroughFailover(setup, [
-      ['iovalkey (defaults)', setup.connectValkey()],
-      ['iovalkey (failoverDetector: true)', setup.connectValkey({ failoverDetector: true })],
-    ]);
-    expect(lost.get('iovalkey (failoverDetector: true)')).toBeLessThan(lost.get('iovalkey (defaults)') as number);
+  it('iovalkey and node-redis resume on the new master through NOSCRIPT; lost writes are bounded to the failover, fewer with failoverDetector', async () => {
+    const nodeRedisClient = await connectNodeRedisSentinel(setup);
+    try {
+      const lost = await runThroughFailover(setup, [
+        ['iovalkey (defaults)', setup.connectValkey()],
+        ['iovalkey (failoverDetector: true)', setup.connectValkey({ failoverDetector: true })],
+        ['node-redis createSentinel', nodeRedisClient],
+      ]);
+      expect(lost.get('iovalkey (failoverDetector: true)')).toBeLessThan(lost.get('iovalkey (defaults)') as number);
+    } finally {
+      await nodeRedisClient.close();
+    }
   }, 90_000);
 });
