@@ -5,8 +5,36 @@ import { type Charge, chargeAll } from '../../src/http/nested.js';
 import { createLeasedLimiter, gcra } from '../../src/index.js';
 import { createHeartbeat } from '../../src/policy/index.js';
 import { createRedisLimiter, keySlot } from '../../src/redis.js';
-import { manualClock } from '../../src/testing/index.js';
+import { manualClock, runConformance } from '../../src/testing/index.js';
 import type { TestCluster } from '../support/cluster.js';
+import { held } from '../support/held-keys.js';
+
+/**
+ * Registers the conformance suite for a leased limiter with leases of one unit (so it must decide
+ * exactly as its remote does) over a batched Redis limiter on `clients()` (Cluster connections
+ * 0..3, read once the file's `beforeAll` has opened them), keys held (see held-keys.ts). Shared by
+ * the Redis and Valkey cluster files.
+ */
+export function runLeasedConformance(name: string, clients: () => readonly unknown[]): void {
+  runConformance({
+    name,
+    test: { describe, it },
+    algorithms: ['gcra', 'token-bucket', 'fixed-window'],
+    create: (algorithm, clock, connection) =>
+      createLeasedLimiter({
+        remote: createRedisLimiter({
+          client: held(clients()[connection]),
+          algorithm,
+          prefix: `leased:${algorithm.name}:`,
+          clock: clock.now,
+          // held() hides that the client is a Cluster client.
+          batch: { bySlot: true },
+        }),
+        leaseSize: 1,
+        clock: clock.now,
+      }),
+  });
+}
 
 /**
  * Registers leasing, nested limits and the heartbeat registry on `cluster()` (read once the

@@ -1,16 +1,15 @@
-import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import type { Cluster } from 'ioredis';
 import { Cluster as ValkeyCluster } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLeasedLimiter, gcra } from '../../src/index.js';
+import { gcra } from '../../src/index.js';
 import { createRedisLimiter, createShardedLimiter, keySlot } from '../../src/redis.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
-import { manualClock, runConformance } from '../../src/testing/index.js';
+import { manualClock } from '../../src/testing/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
-import { held } from '../support/held-keys.js';
-import { describeLeasingNestedLimitsAndHeartbeat } from './cluster-leasing.js';
+import { describeLeasingNestedLimitsAndHeartbeat, runLeasedConformance } from './cluster-leasing.js';
 import { connectNodeRedisCluster, type NodeRedisCluster } from './node-redis.js';
+import { describeSlotMoveDuringRun } from './slot-move.js';
 import { itDecidesRandomIdentifiersBySlot } from './slots.js';
 import { errorsBetween, runRedisConformance, scriptCallsBetween, serverStats } from './support.js';
 
@@ -124,23 +123,7 @@ describe('Redis Cluster: slots', () => {
   });
 });
 
-runConformance({
-  name: 'leased limiter, leaseSize 1, over ioredis Cluster',
-  test: { describe, it },
-  algorithms: ['gcra', 'token-bucket', 'fixed-window'],
-  create: (algorithm, clock, connection) =>
-    createLeasedLimiter({
-      remote: createRedisLimiter({
-        client: held(ioredis[connection]),
-        algorithm,
-        prefix: `leased:${algorithm.name}:`,
-        clock: clock.now,
-        batch: { bySlot: true },
-      }),
-      leaseSize: 1,
-      clock: clock.now,
-    }),
-});
+runLeasedConformance('leased limiter, leaseSize 1, over ioredis Cluster', () => ioredis);
 
 describeLeasingNestedLimitsAndHeartbeat('Redis Cluster', () => cluster);
 
@@ -167,74 +150,8 @@ describe('Redis Cluster: hot-key sharding', () => {
   });
 });
 
-describe('Redis Cluster: a slot moves during a run', () => {
-  const BURST = 1000;
-
-  /** Identifiers whose keys under `prefix` all hash to `slot`. */
-  function idsInSlot(prefix: string, slot: number, count: number): string[] {
-    const ids: string[] = [];
-    for (let n = 0; ids.length < count; n++) if (keySlot(`${prefix}{m${n}}`) === slot) ids.push(`m${n}`);
-    return ids;
-  }
-
-  for (const [label, clientOf, batch] of [
-    ['ioredis Cluster, plain and batched', () => ioredis, [false, true]],
-    ['node-redis createCluster, plain and batched', () => nodeRedis, [false, true]],
-  ] as const) {
-    it(`${label}: every admission is charged exactly once through IMPORTING/MIGRATING, ASK, TRYAGAIN and MOVED`, async () => {
-      const prefix = `move:${label.split(' ')[0]}:`;
-      const slot = randomInt(16384);
-      const ids = idsInSlot(prefix, slot, 12);
-      const clock = manualClock();
-      const algorithm = gcra({ limit: BURST, periodMs: 3_600_000 });
-      const limiters = clientOf().flatMap((client) =>
-        batch.map((b) => createRedisLimiter({ client, algorithm, prefix, clock: clock.now, batch: b })),
-      );
-      const admitted = new Map(ids.map((id) => [id, 0]));
-      let settled = 0;
-      const decide = async (i: number) => {
-        const id = ids[i % ids.length] as string;
-        const cost = 1 + (i % 3);
-        const decision = await (limiters[i % limiters.length] as (typeof limiters)[number]).limit(id, { cost });
-        if (decision.allowed) admitted.set(id, (admitted.get(id) ?? 0) + cost);
-        settled++;
-      };
-      // Every key exists on the source before the move starts.
-      await Promise.all(ids.map((_, i) => decide(i)));
-
-      const from = await cluster.ownerOf(slot);
-      const to = cluster.masters.find((master) => master !== from);
-      if (!to) throw new Error('need two masters');
-      let running = true;
-      let sequence = ids.length;
-      const workers = Array.from({ length: 8 }, async () => {
-        while (running) await Promise.all(Array.from({ length: 6 }, () => decide(sequence++)));
-      });
-      const waitForTraffic = async () => {
-        const target = settled + 100;
-        while (settled < target) await new Promise((resolve) => setImmediate(resolve));
-      };
-      const before = await masterStats();
-      await cluster.migrateSlot(slot, to, waitForTraffic);
-      await waitForTraffic();
-      running = false;
-      await Promise.all(workers);
-      const after = await masterStats();
-
-      expect((await cluster.ownerOf(slot)).id).toBe(to.id);
-      expect(errorsBetween(before, after, 'ASK'), 'decisions followed ASK to the importing node').toBeGreaterThan(0);
-      expect(errorsBetween(before, after, 'MOVED'), 'and MOVED once the slot was moved').toBeGreaterThan(0);
-      expect(errorsBetween(before, after, 'TRYAGAIN'), 'batched calls met a half-moved slot').toBeGreaterThan(0);
-      expect(after.errors.get('CROSSSLOT') ?? 0).toBe(0);
-      for (const id of ids) {
-        const spent = admitted.get(id) ?? 0;
-        expect(spent, id).toBeLessThan(BURST);
-        expect(await to.admin.exists(`${prefix}{${id}}`), `${id} moved`).toBe(1);
-        // Exactly what clients were told was admitted is charged: the rest is still there, and no more.
-        const rest = await (limiters[0] as (typeof limiters)[number]).limit(id, { cost: BURST - spent });
-        expect(rest.allowed, `${id}: ${BURST - spent} left after ${spent}`).toBe(true);
-        expect((await (limiters[0] as (typeof limiters)[number]).limit(id)).allowed, `${id} exhausted`).toBe(false);
-      }
-    });
-  }
-});
+describeSlotMoveDuringRun('Redis Cluster', () => cluster, [
+  { name: 'ioredis Cluster', clients: () => ioredis },
+  { name: 'node-redis createCluster', clients: () => nodeRedis },
+  { name: 'iovalkey Cluster', clients: () => valkey },
+]);

@@ -3,8 +3,9 @@ import type { Cluster } from 'ioredis';
 import { Cluster as ValkeyCluster } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type TestCluster } from '../support/cluster.js';
-import { describeLeasingNestedLimitsAndHeartbeat } from './cluster-leasing.js';
+import { describeLeasingNestedLimitsAndHeartbeat, runLeasedConformance } from './cluster-leasing.js';
 import { connectNodeRedisCluster, type NodeRedisCluster } from './node-redis.js';
+import { describeSlotMoveDuringRun } from './slot-move.js';
 import { itDecidesRandomIdentifiersBySlot } from './slots.js';
 import { runRedisConformance } from './support.js';
 
@@ -81,3 +82,11 @@ describe('Valkey 8 Cluster: slots', () => {
 });
 
 describeLeasingNestedLimitsAndHeartbeat('Valkey 8 Cluster', () => cluster);
+
+runLeasedConformance('leased limiter, leaseSize 1, over ioredis Cluster on Valkey 8', () => ioredis);
+
+describeSlotMoveDuringRun('Valkey 8 Cluster', () => cluster, [
+  { name: 'ioredis Cluster', clients: () => ioredis },
+  { name: 'node-redis createCluster', clients: () => nodeRedis },
+  { name: 'iovalkey Cluster', clients: () => valkey },
+]);

@@ -42,15 +42,21 @@ describe('Valkey 8 Sentinel: SENTINEL FAILOVER in the middle of a run', () => {
     }
   });
 
-  it('iovalkey and node-redis resume on the new master through NOSCRIPT; lost writes are bounded to the failover, fewer with failoverDetector', async () => {
+  it('ioredis, iovalkey and node-redis resume on the new master through NOSCRIPT; lost writes are bounded to the failover, fewer with failoverDetector', async () => {
     const nodeRedisClient = await connectNodeRedisSentinel(setup);
     try {
       const lost = await runThroughFailover(setup, [
+        ['ioredis (defaults)', setup.connect()],
+        ['ioredis (failoverDetector: true)', setup.connect({ failoverDetector: true })],
         ['iovalkey (defaults)', setup.connectValkey()],
         ['iovalkey (failoverDetector: true)', setup.connectValkey({ failoverDetector: true })],
         ['node-redis createSentinel', nodeRedisClient],
       ]);
-      expect(lost.get('iovalkey (failoverDetector: true)')).toBeLessThan(lost.get('iovalkey (defaults)') as number);
+      for (const client of ['ioredis', 'iovalkey']) {
+        expect(lost.get(`${client} (failoverDetector: true)`), client).toBeLessThan(
+          lost.get(`${client} (defaults)`) as number,
+        );
+      }
     } finally {
       await nodeRedisClient.close();
     }
