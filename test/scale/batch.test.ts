@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gcra } from '../../src/index.js';
+import { gcra, StoreUnavailableError, tokenBucket } from '../../src/index.js';
 import { createRedisLimiter, type ScriptClient } from '../../src/redis.js';
+import type { LuaScript } from '../../src/stores/redis/script.js';
+import { perNodeScript } from '../../src/stores/redis/scripts/compose.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { profiles } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
@@ -21,6 +23,13 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 const stats = () => serverStats([admin]);
+type Command = 'get' | 'mget' | 'pttl' | 'set' | 'evalsha';
+/** Calls of each command since the server started, from INFO commandstats. */
+async function commandCalls(): Promise<Record<Command, number>> {
+  const info = await admin.info('commandstats');
+  const calls = (name: Command) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  return { get: calls('get'), mget: calls('mget'), pttl: calls('pttl'), set: calls('set'), evalsha: calls('evalsha') };
+}
 let prefixes = 0;
 const prefix = () => `batch${++prefixes}:`;
 
@@ -81,29 +90,66 @@ describe('exact decision batching', () => {
     }
   });
 
-  it('reads and writes a hot key once per call: 256 decisions of one key in one call cost 1 MGET and 1 SET, admitting exactly 100', async () => {
+  it('reads and writes a hot key once per call: 256 decisions of one key in one call cost 1 MGET and 1 SET, admitting exactly 100; 256 more over the limit cost 1 MGET and 1 PTTL', async () => {
     const limiter = createRedisLimiter({
       client: connections[2],
       algorithm: gcra({ limit: 100, periodMs: 60_000 }),
       prefix: prefix(),
       batch: { maxDecisions: 256 },
     });
-    const commandCalls = async (): Promise<Record<'get' | 'mget' | 'set' | 'evalsha', number>> => {
-      const info = await admin.info('commandstats');
-      const calls = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
-      return { get: calls('get'), mget: calls('mget'), set: calls('set'), evalsha: calls('evalsha') };
+    const turn = async () => {
+      const before = await commandCalls();
+      const decisions = await Promise.all(Array.from({ length: 256 }, () => limiter.limit('hot')));
+      const after = await commandCalls();
+      const calls = Object.fromEntries(Object.entries(after).map(([name, n]) => [name, n - before[name as Command]]));
+      return { decisions, calls };
     };
-    const before = await commandCalls();
-    const decisions = await Promise.all(Array.from({ length: 256 }, () => limiter.limit('hot')));
-    const after = await commandCalls();
-    expect(decisions.filter((d) => d.allowed)).toHaveLength(100);
-    expect(decisions.map((d) => d.remaining).slice(98, 101)).toEqual([1, 0, 0]);
-    expect({
-      get: after.get - before.get,
-      mget: after.mget - before.mget,
-      set: after.set - before.set,
-      evalsha: after.evalsha - before.evalsha,
-    }).toEqual({ get: 0, mget: 1, set: 1, evalsha: 1 });
+    const first = await turn();
+    expect(first.decisions.filter((d) => d.allowed)).toHaveLength(100);
+    expect(first.decisions.map((d) => d.remaining).slice(98, 101)).toEqual([1, 0, 0]);
+    expect(first.calls).toEqual({ get: 0, mget: 1, pttl: 0, set: 1, evalsha: 1 });
+    // Over the limit the stored TAT is ahead of now: one PTTL for the key, not one per decision.
+    const second = await turn();
+    expect(second.decisions.filter((d) => d.allowed)).toHaveLength(0);
+    expect(second.calls).toEqual({ get: 0, mget: 1, pttl: 1, set: 0, evalsha: 1 });
+  });
+
+  it("fails only the decision whose command fails; the call's others are decided and charged as alone", async () => {
+    const shared = prefix();
+    // A string key under a token bucket's prefix: HMGET on it fails with WRONGTYPE.
+    await admin.set(`${shared}{b}`, '1', 'PX', 60_000);
+    const algorithm = tokenBucket({ capacity: 10, rate: 1, periodMs: 60_000 });
+    const batched = createRedisLimiter({ client: connections[2], algorithm, prefix: shared, batch: true });
+    const outcomes = await Promise.allSettled(['a', 'b', 'c'].map((key) => batched.limit(key, { cost: 2 })));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason.cause)).toMatch(/WRONGTYPE/);
+    // Each of a and c charged once: 8 tokens left, as after one call of its own.
+    const unbatched = createRedisLimiter({ client: connections[2], algorithm, prefix: shared });
+    for (const key of ['a', 'c']) expect((await unbatched.peek(key)).remaining, key).toBe(8);
+    expect(await admin.get(`${shared}{b}`)).toBe('1');
+  });
+
+  it('decides a GCRA key of another type under the prefix as fresh, per slot and per master alike', async () => {
+    const gcraScript = scripts.gcra as LuaScript;
+    const hashKey = async () => {
+      const key = `${prefix()}{h}`;
+      await admin.hset(key, 'd', '5');
+      await admin.pexpire(key, 60_000);
+      return key;
+    };
+    const interval = 6_000; // µs: 10 per minute
+    const perSlot = await hashKey();
+    expect(await admin.eval(gcraScript.source, 1, perSlot, '', interval, 10, 3)).toEqual([1, 7, 0, 18]);
+    // The per-master script runs on one node too: its first key declared, every key in ARGV.
+    const perMaster = await hashKey();
+    expect(await admin.eval(perNodeScript(gcraScript).source, 1, perMaster, '', interval, 10, perMaster, 3, 1)).toEqual(
+      [1, 7, 0, 18],
+    );
+    for (const key of [perSlot, perMaster]) {
+      expect(await admin.type(key)).toBe('string');
+      expect(await admin.pttl(key)).toBeGreaterThan(0);
+    }
   });
 
   it('sends a call of like decisions with one cost argument, and one per decision when costs differ', async () => {

@@ -159,11 +159,16 @@ function batcherOf(
 
 const resetScript = defineScript("return redis.call('DEL', KEYS[1])");
 
-/** Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a script reply. */
+/**
+ * Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a
+ * script reply; throws StoreUnavailableError for a decision the script answered
+ * `{'error', message, 0, 0}` (one of its commands failed; the call's other decisions stand).
+ */
 function toDecision(reply: unknown, limit: number, index: number): Decision {
   const at = 4 * index;
   const fields = Array.isArray(reply) ? reply : [];
   const [allowed, remaining, retryAfterMs, resetAfterMs] = [fields[at], fields[at + 1], fields[at + 2], fields[at + 3]];
+  if (allowed === 'error') throw new StoreUnavailableError(`Redis failed this decision: ${String(remaining)}`);
   if (
     !Number.isInteger(allowed) ||
     !Number.isInteger(remaining) ||

@@ -22,22 +22,28 @@ write_back = function()
     redis.call('SET', key, tat, 'PX', max(1, ceil_div(tat - now, 1000)))
   end
 end
--- The stored TATs of a same-slot call, by decision; the per-node loop reads each key with GET.
+-- The stored values of a same-slot call, by decision, from one MGET; the per-node loop reads
+-- key by key. MGET reads a key holding no string as nil, so a key of another type under the
+-- prefix, like one holding no number, is decided as fresh and replaced on every path.
 local stored = {}
 read_ahead = function(keys) stored = redis.call('MGET', unpack(keys)) end
--- Keys this call deleted as unowned: their read-ahead value is gone from Redis.
-local dropped = {}
+-- Stored TATs ahead of now that this call has asked PTTL about (false: the key was unowned and
+-- dropped): a key decided k times in one call without an admission costs one PTTL, not k.
+local verified = {}
 local function decide(key, cost, commit, i)
   local tat = admitted[key]
   if not tat then
-    local value = stored[i]
-    if value == nil then value = redis.call('GET', key) end
-    tat = tonumber(value)
-    -- Only a TAT ahead of now sways a decision (one at or before now is a fresh key), so only
-    -- then is it worth a PTTL to learn whether Sluice wrote it.
-    if tat and tat > now and (dropped[key] or fresh_if_unowned(key)) then
-      dropped[key] = true
-      tat = nil
+    tat = verified[key]
+    if tat == nil then
+      local value = stored[i]
+      if value == nil then value = redis.call('MGET', key)[1] end
+      tat = tonumber(value)
+      -- Only a TAT ahead of now sways a decision (one at or before now is a fresh key), so only
+      -- then is it worth a PTTL to learn whether Sluice wrote it.
+      if tat and tat > now then
+        if fresh_if_unowned(key) then tat = false end
+        verified[key] = tat
+      end
     end
   end
   if not tat or tat < now then tat = now end
