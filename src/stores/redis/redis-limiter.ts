@@ -40,7 +40,8 @@ export interface RedisLimiterOptions {
 /**
  * A limiter whose state lives in Redis: one atomic Lua script and one round trip per decision,
  * exact across every process that shares the Redis and the prefix. Every write sets a TTL
- * (the time until the key is fresh again); a denial writes nothing.
+ * (the time until the key is fresh again); a denial writes nothing, beyond dropping a key found
+ * without a TTL (one Sluice did not write).
  *
  * @throws {ConfigError} on invalid options or an algorithm without a Redis script.
  */
