@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import fc from 'fast-check';
 import type { Cluster } from 'ioredis';
-import { Cluster as ValkeyCluster } from 'iovalkey';
+import type { Cluster as ValkeyCluster } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Decision, gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter, keySlot } from '../../src/redis.js';
@@ -42,14 +42,12 @@ for (const server of ['redis', 'valkey'] as const satisfies readonly ServerKind[
       ioredis = cluster.connect();
       if (ioredis.status !== 'ready') await once(ioredis, 'ready');
       nodeRedis = await connectNodeRedisCluster(cluster);
-      valkey = new ValkeyCluster(cluster.startupNodes as { host: string; port: number }[]);
-      valkey.on('error', () => {});
+      valkey = cluster.connectValkey();
       if (valkey.status !== 'ready') await once(valkey, 'ready');
     });
 
     afterAll(async () => {
       await nodeRedis?.close();
-      valkey?.disconnect();
       await cluster?.stop();
     });
 

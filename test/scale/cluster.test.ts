@@ -1,78 +1,28 @@
 import { once } from 'node:events';
 import type { Cluster } from 'ioredis';
-import { Cluster as ValkeyCluster } from 'iovalkey';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/index.js';
 import { createRedisLimiter, createShardedLimiter, keySlot } from '../../src/redis.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { manualClock } from '../../src/testing/index.js';
-import { startCluster, type TestCluster } from '../support/cluster.js';
-import { describeLeasingNestedLimitsAndHeartbeat, runLeasedConformance } from './cluster-leasing.js';
-import { connectNodeRedisCluster, type NodeRedisCluster } from './node-redis.js';
-import { describeSlotMoveDuringRun } from './slot-move.js';
+import { clusterSuite } from './cluster-suite.js';
 import { itDecidesRandomIdentifiersBySlot } from './slots.js';
-import { errorsBetween, runRedisConformance, scriptCallsBetween, serverStats } from './support.js';
+import { errorsBetween, scriptCallsBetween, serverStats } from './support.js';
 
-let cluster: TestCluster;
-let ioredis: Cluster[];
-let nodeRedis: NodeRedisCluster[];
-let valkey: ValkeyCluster[];
-
-beforeAll(async () => {
-  cluster = await startCluster({ masters: 3 });
-  ioredis = [0, 1, 2, 3].map(() => cluster.connect());
-  nodeRedis = await Promise.all([0, 1, 2, 3].map(() => connectNodeRedisCluster(cluster)));
-  valkey = [0, 1, 2, 3].map(() => {
-    const client = new ValkeyCluster(cluster.startupNodes as { host: string; port: number }[]);
-    client.on('error', () => {});
-    return client;
-  });
-});
-
-const masterStats = () => serverStats(cluster.masters.map((master) => master.admin));
-
-afterAll(async () => {
-  await Promise.all(nodeRedis?.map((client) => client.close()) ?? []);
-  for (const client of valkey ?? []) client.disconnect();
-  await cluster?.stop();
-});
-
-// held() hides that a client is a Cluster client, so batched targets ask for slot grouping
-// themselves: every call's keys then share one slot (no CROSSSLOT).
-runRedisConformance([
-  { name: 'ioredis Cluster, 3 masters', prefix: 'ioredis', clients: () => ioredis },
-  {
-    name: 'ioredis Cluster, 3 masters, batched',
-    prefix: 'ioredis-batched',
-    clients: () => ioredis,
-    batch: { bySlot: true },
-  },
-  { name: 'node-redis createCluster, 3 masters', prefix: 'node-redis', clients: () => nodeRedis },
-  {
-    name: 'node-redis createCluster, 3 masters, batched',
-    prefix: 'node-redis-batched',
-    clients: () => nodeRedis,
-    batch: { bySlot: true },
-  },
-  { name: 'iovalkey Cluster, 3 masters', prefix: 'iovalkey', clients: () => valkey },
-  {
-    name: 'iovalkey Cluster, 3 masters, batched',
-    prefix: 'iovalkey-batched',
-    clients: () => valkey,
-    batch: { bySlot: true },
-  },
-]);
+const suite = clusterSuite('redis', 'Redis Cluster');
+const cluster = () => suite.cluster();
+const masterStats = () => serverStats(cluster().masters.map((master) => master.admin));
 
 /** A Cluster client that knows the slot map, against masters that have the script cached: no MOVED, no NOSCRIPT. */
 async function readyClient(): Promise<Cluster> {
-  for (const master of cluster.masters) await master.admin.script('LOAD', gcraScript.source);
-  const client = cluster.connect();
+  for (const master of cluster().masters) await master.admin.script('LOAD', gcraScript.source);
+  const client = cluster().connect();
   if (client.status !== 'ready') await once(client, 'ready');
   return client;
 }
 
 describe('Redis Cluster: slots', () => {
-  itDecidesRandomIdentifiersBySlot(() => cluster, readyClient);
+  itDecidesRandomIdentifiersBySlot(cluster, readyClient);
 
   it('decides identifiers starting with "}" (an empty hash tag) right with both clients', async () => {
     // `p:{}x}` has an empty hash tag, so Redis hashes the whole key; cluster-key-slot 1.1.x,
@@ -81,8 +31,8 @@ describe('Redis Cluster: slots', () => {
     // stand-in key of the right slot.
     const ids = Array.from({ length: 30 }, (_, i) => `}${i}`);
     for (const [name, client, movedExpected] of [
-      ['ioredis', ioredis[2], true],
-      ['node-redis', nodeRedis[2], false],
+      ['ioredis', suite.clients().ioredis[2], true],
+      ['node-redis', suite.clients().nodeRedis[2], false],
     ] as const) {
       const prefix = `brace:${name}:`;
       const clock = manualClock();
@@ -96,7 +46,7 @@ describe('Redis Cluster: slots', () => {
       for (const id of ids) {
         expect((await limiter.limit(id, { cost: 2 })).allowed).toBe(true);
         expect((await limiter.limit(id)).allowed).toBe(false);
-        const owner = await cluster.ownerOf(keySlot(`${prefix}{${id}}`));
+        const owner = await cluster().ownerOf(keySlot(`${prefix}{${id}}`));
         expect(await owner.admin.exists(`${prefix}{${id}}`), 'stored where Redis hashes it').toBe(1);
       }
       const moved = errorsBetween(before, await masterStats(), 'MOVED');
@@ -123,10 +73,6 @@ describe('Redis Cluster: slots', () => {
   });
 });
 
-runLeasedConformance('leased limiter, leaseSize 1, over ioredis Cluster', () => ioredis);
-
-describeLeasingNestedLimitsAndHeartbeat('Redis Cluster', () => cluster);
-
 describe('Redis Cluster: hot-key sharding', () => {
   it('spreads one hot key over all 3 masters and admits exactly the split burst', async () => {
     const clock = manualClock();
@@ -135,23 +81,17 @@ describe('Redis Cluster: hot-key sharding', () => {
       algorithm: gcra({ limit: 800, periodMs: 1000 }),
       shards: 8,
       create: (algorithm) =>
-        createRedisLimiter({ client: ioredis[3], algorithm, prefix, clock: clock.now, batch: true }),
+        createRedisLimiter({ client: suite.clients().ioredis[3], algorithm, prefix, clock: clock.now, batch: true }),
     });
     const decisions = await Promise.all(Array.from({ length: 1000 }, () => limiter.limit('hot')));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(800);
     const owners = new Set<number>();
     for (let shard = 0; shard < 8; shard++) {
       const key = `${prefix}{hot#${shard}}`;
-      const owner = await cluster.ownerOf(keySlot(key));
+      const owner = await cluster().ownerOf(keySlot(key));
       expect(await owner.admin.exists(key)).toBe(1);
       owners.add(owner.port);
     }
     expect(owners.size).toBe(3);
   });
 });
-
-describeSlotMoveDuringRun('Redis Cluster', () => cluster, [
-  { name: 'ioredis Cluster', clients: () => ioredis },
-  { name: 'node-redis createCluster', clients: () => nodeRedis },
-  { name: 'iovalkey Cluster', clients: () => valkey },
-]);

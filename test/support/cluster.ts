@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, type ClusterOptions, Redis } from 'ioredis';
+import { Cluster as ValkeyCluster, type ClusterOptions as ValkeyClusterOptions } from 'iovalkey';
 import { spawnReady, stopProcess, waitFor } from './processes.js';
 import { binaries, freePort, type ServerKind } from './redis-server.js';
 
@@ -23,6 +24,8 @@ export interface TestCluster {
   readonly startupNodes: readonly { host: string; port: number }[];
   /** A new ioredis `Cluster` client (disconnected by `stop`). */
   connect(options?: ClusterOptions): Cluster;
+  /** The same with iovalkey (disconnected by `stop`). */
+  connectValkey(options?: ValkeyClusterOptions): ValkeyCluster;
   /** The master serving `slot`, as `node` sees the cluster (default the first master). */
   ownerOf(slot: number, node?: ClusterNode): Promise<ClusterNode>;
   /**
@@ -113,6 +116,12 @@ export async function startCluster({
       startupNodes,
       connect(options) {
         const client = new Cluster(startupNodes as { host: string; port: number }[], options);
+        client.on('error', () => {});
+        connections.push(client);
+        return client;
+      },
+      connectValkey(options) {
+        const client = new ValkeyCluster(startupNodes as { host: string; port: number }[], options);
         client.on('error', () => {});
         connections.push(client);
         return client;
