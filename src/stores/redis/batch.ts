@@ -8,7 +8,8 @@ export interface BatchOptions {
    * Most decisions in one script call. Redis runs a script alone, so this bounds how long one
    * call holds the server (a few µs per decision; docs/deployment.md). Smaller calls also keep
    * Redis and Node busy at once: Node reads one call's replies while Redis runs the next.
-   * Integer in 1..1000; default 64.
+   * Integer in 1..1000 (a call's keys are read with one `MGET`); default 64. Anything else
+   * throws `ConfigError` when the limiter is created.
    */
   maxDecisions?: number;
   /**
@@ -45,8 +46,9 @@ export interface ClusterNodes {
 }
 
 /**
- * Reads decision `index` of a script reply (4 integers per decision, in call order); throws
- * when the reply cannot be read. Reading in place spares a copy of each decision's 4 integers.
+ * Reads decision `index` of a script reply (4 values per decision, in call order: 4 integers,
+ * or `'error', message, 0, 0` for a decision whose command failed); throws for that error or
+ * when the reply cannot be read. Reading in place spares a copy of each decision's 4 values.
  */
 export type ReplyReader<T> = (reply: readonly unknown[], index: number) => T;
 
