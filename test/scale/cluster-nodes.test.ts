@@ -13,6 +13,7 @@ import { manualClock, profiles } from '../../src/testing/index.js';
 import { type ClusterNode, startCluster, type TestCluster } from '../support/cluster.js';
 import type { ServerKind } from '../support/redis-server.js';
 import { connectNodeRedisCluster, type NodeRedisCluster } from './node-redis.js';
+import { migrateUnderTraffic } from './slot-move.js';
 import { errorsBetween, type ServerStats, scriptCallsBetween, serverStats } from './support.js';
 import { decideTurns, scheduledRequest } from './turns.js';
 
@@ -284,32 +285,18 @@ for (const server of ['redis', 'valkey'] as const satisfies readonly ServerKind[
             }),
           );
           const admitted = new Map(ids.map((id) => [id, 0]));
-          let settled = 0;
           const decide = async (i: number) => {
             const id = ids[i % ids.length] as string;
             const cost = 1 + (i % 3);
             const which = i % 3 === 0 ? 2 : id.startsWith('m') ? 0 : 1;
             const decision = await (limiters[which] as Limiter).limit(id, { cost });
             if (decision.allowed) admitted.set(id, (admitted.get(id) ?? 0) + cost);
-            settled++;
           };
           await Promise.all(ids.map((_, i) => decide(i)));
 
-          let running = true;
-          let sequence = ids.length;
-          const workers = Array.from({ length: 8 }, async () => {
-            while (running) await Promise.all(Array.from({ length: 12 }, () => decide(sequence++)));
-          });
-          const waitForTraffic = async () => {
-            const target = settled + 100;
-            while (settled < target) await new Promise((resolve) => setImmediate(resolve));
-          };
           const before = await serverStats(cluster.masters.map((master) => master.admin));
           // MIGRATE without REPLACE: a key the importing node had charged as fresh would fail the move (BUSYKEY).
-          await cluster.migrateSlot(slot, to, waitForTraffic);
-          await waitForTraffic();
-          running = false;
-          await Promise.all(workers);
+          await migrateUnderTraffic(cluster.migrateSlot, slot, to, decide, { from: ids.length, width: 12 });
           const after = await serverStats(cluster.masters.map((master) => master.admin));
 
           expect(errorsBetween(before, after, 'ASK'), 'calls sent again per slot followed ASK').toBeGreaterThan(0);

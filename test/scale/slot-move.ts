@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/index.js';
 import { createRedisLimiter, keySlot } from '../../src/redis.js';
 import { manualClock } from '../../src/testing/index.js';
-import type { TestCluster } from '../support/cluster.js';
+import type { ClusterNode, TestCluster } from '../support/cluster.js';
 import { errorsBetween, serverStats } from './support.js';
 
 /** One Cluster client kind whose limiters, plain and batched, take turns through the move. */
@@ -48,13 +48,11 @@ export function describeSlotMoveDuringRun(
           [false, true].map((batch) => createRedisLimiter({ client, algorithm, prefix, clock: clock.now, batch })),
         );
         const admitted = new Map(ids.map((id) => [id, 0]));
-        let settled = 0;
         const decide = async (i: number) => {
           const id = ids[i % ids.length] as string;
           const cost = 1 + (i % 3);
           const decision = await (limiters[i % limiters.length] as (typeof limiters)[number]).limit(id, { cost });
           if (decision.allowed) admitted.set(id, (admitted.get(id) ?? 0) + cost);
-          settled++;
         };
         // Every key exists on the source before the move starts.
         await Promise.all(ids.map((_, i) => decide(i)));
@@ -62,20 +60,8 @@ export function describeSlotMoveDuringRun(
         const from = await ownerOf(slot);
         const to = masters.find((master) => master !== from);
         if (!to) throw new Error('need two masters');
-        let running = true;
-        let sequence = ids.length;
-        const workers = Array.from({ length: 8 }, async () => {
-          while (running) await Promise.all(Array.from({ length: 6 }, () => decide(sequence++)));
-        });
-        const waitForTraffic = async () => {
-          const target = settled + 100;
-          while (settled < target) await new Promise((resolve) => setImmediate(resolve));
-        };
         const before = await masterStats();
-        await migrateSlot(slot, to, waitForTraffic);
-        await waitForTraffic();
-        running = false;
-        await Promise.all(workers);
+        await migrateUnderTraffic(migrateSlot, slot, to, decide, { from: ids.length, width: 6 });
         const after = await masterStats();
 
         expect((await ownerOf(slot)).id).toBe(to.id);
@@ -96,4 +82,34 @@ export function describeSlotMoveDuringRun(
       });
     }
   });
+}
+
+/**
+ * Moves `slot` to `to` (`TestCluster.migrateSlot`) under traffic: 8 workers keep `width`
+ * decisions each in flight, calling `decide` with `from`, `from + 1`, …; 100 decisions settle
+ * between every two keys MIGRATE moves and after the last. Resolves once the workers stopped.
+ */
+export async function migrateUnderTraffic(
+  migrateSlot: TestCluster['migrateSlot'],
+  slot: number,
+  to: ClusterNode,
+  decide: (sequence: number) => Promise<void>,
+  { from, width }: { from: number; width: number },
+): Promise<void> {
+  let running = true;
+  let sequence = from;
+  let settled = 0;
+  const workers = Array.from({ length: 8 }, async () => {
+    while (running) {
+      await Promise.all(Array.from({ length: width }, () => decide(sequence++).then(() => settled++)));
+    }
+  });
+  const waitForTraffic = async () => {
+    const target = settled + 100;
+    while (settled < target) await new Promise((resolve) => setImmediate(resolve));
+  };
+  await migrateSlot(slot, to, waitForTraffic);
+  await waitForTraffic();
+  running = false;
+  await Promise.all(workers);
 }
