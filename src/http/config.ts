@@ -6,6 +6,7 @@ import { checkIpv6Prefix, DEFAULT_IPV6_PREFIX } from './client-ip.js';
 import { checkPolicyName, type LegacyReset, RATELIMIT_DRAFTS, type RateLimitDraft } from './headers.js';
 import type { HttpLimitOptions, LimitRule, RoutePolicy } from './options.js';
 import { compileTrust, type ProxyHeader, type TrustFunction } from './proxy.js';
+import { checkRouteMatching, type RouteMatching } from './routes.js';
 
 /** A limit rule with its name settled. */
 export type NamedRule<Req> = LimitRule<Req> & { name: string };
@@ -23,6 +24,7 @@ export interface HttpConfig<Req> {
   allowed: TrustFunction | undefined;
   problemType: string;
   epochClock: () => number;
+  routeMatching: Required<RouteMatching>;
 }
 
 /**
@@ -68,6 +70,7 @@ export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<R
     allowed: options.allowList ? compileAllowList(options.allowList) : undefined,
     problemType: options.problemType ?? 'about:blank',
     epochClock: options.epochClock ?? Date.now,
+    routeMatching: checkRouteMatching(options.routeMatching),
   };
 }
 

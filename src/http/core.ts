@@ -6,6 +6,7 @@ import { chargeAll } from './nested.js';
 import type { DeniedOutcome, HttpLimitOptions, RequestFacts, RequestInfo, RoutePolicy } from './options.js';
 import { createDescriber } from './request-info.js';
 import { type HttpResponse, problemResponse } from './response.js';
+import { compileRoutes } from './routes.js';
 import { denial, rateLimitHeaders, storeDown } from './verdict.js';
 import { createWarner } from './warnings.js';
 
@@ -44,6 +45,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const config = resolveConfig(options);
   const warn = createWarner(options.onWarning);
   const describe = createDescriber(config, warn);
+  const routeOf = compileRoutes(options.routes ?? {}, config.routeMatching, warn);
   const rulesByRoute = new WeakMap<RoutePolicy<Req>, NamedRule<Req>[]>();
   const rulesOf = (route: RoutePolicy<Req> | undefined) => {
     if (route === undefined) return config.rules;
@@ -75,7 +77,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       const route =
         native === false
           ? SKIP
-          : (native ?? options.routes?.[`${info.method} ${info.routeId}`] ?? options.routes?.[info.routeId]);
+          : (native ?? routeOf(info.method, info.routeId, facts.routeMatching ?? config.routeMatching));
       if (route?.skip) return CONTINUE;
       if (config.allowed && info.ip !== undefined && config.allowed(info.ip, 0)) return CONTINUE;
       if (options.skip && (await options.skip(info))) return CONTINUE;

@@ -4,6 +4,7 @@ import type { LegacyReset, RateLimitDraft } from './headers.js';
 import type { ChargeResult } from './nested.js';
 import type { ProxyHeader, TrustProxy } from './proxy.js';
 import type { HttpResponse, ProblemDetails } from './response.js';
+import type { RouteMatching } from './routes.js';
 import type { WarningSink } from './warnings.js';
 
 /** What an adapter reads from a request: nothing framework-specific but `request` itself. */
@@ -15,6 +16,8 @@ export interface RequestFacts<Req> {
   path: string;
   /** The route pattern when the framework knows it (`/users/:id`); defaults to `path`. */
   routeId?: string;
+  /** How the framework's router compares paths, when it can tell (Express app settings); else the option's. */
+  routeMatching?: Required<RouteMatching>;
   /** A request header by lower-case name; repeated fields joined with `, `. */
   header(name: string): string | undefined;
   /** The socket peer address, as the runtime reports it. */
@@ -122,8 +125,20 @@ export interface HttpLimitOptions<Req> {
   skip?: (request: RequestInfo<Req>) => boolean | Promise<boolean>;
   /** Client addresses, CIDRs or proxy-addr names (`loopback`) never limited. */
   allowList?: readonly string[];
-  /** Per-route policy by `"METHOD routeId"` (tried first) or `"routeId"`, e.g. `{ 'POST /login': { failureMode: 'closed' } }`. */
+  /**
+   * Per-route policy by `"METHOD routeId"` (tried first) or `"routeId"`, e.g.
+   * `{ 'POST /login': { failureMode: 'closed' } }`. Entries and request paths are compared in
+   * canonical form (see `canonicalPath` in docs/http.md#routes), so `/LOGIN`, `/login/`,
+   * `//login`, `/%6Cogin` and `/login;x` find the `/login` entry.
+   */
   routes?: Readonly<Record<string, RoutePolicy<Req>>>;
+  /**
+   * How `routes` entries compare with paths; set it as your router does. Default
+   * `{ caseSensitive: false, strict: false }` (Express and @koa/router defaults). The Express
+   * adapter reads the app's `case sensitive routing` and `strict routing` settings instead.
+   * @throws {ConfigError} when a field is not a boolean.
+   */
+  routeMatching?: RouteMatching;
   /** RFC 9457 `type` URI of the problem bodies. Default `about:blank`. */
   problemType?: string;
   /** Replaces the default problem+json response of a denial. */

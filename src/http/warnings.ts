@@ -9,13 +9,15 @@
  * | `SLUICE_HTTP_NO_CLIENT_ADDRESS` | a request has no readable socket address: it is keyed as `unknown` |
  * | `SLUICE_HTTP_STORE_UNAVAILABLE` | the store failed on a route that fails open: requests pass unlimited |
  * | `SLUICE_HTTP_REFUND_FAILED` | a refund after a nested denial failed: those units stay spent |
+ * | `SLUICE_HTTP_ROUTE_UNREACHABLE` | at construction: a `routes` entry can never match a request |
  */
 export type HttpWarningCode =
   | 'SLUICE_HTTP_FORWARDED_UNTRUSTED'
   | 'SLUICE_HTTP_TRUST_ALL'
   | 'SLUICE_HTTP_NO_CLIENT_ADDRESS'
   | 'SLUICE_HTTP_STORE_UNAVAILABLE'
-  | 'SLUICE_HTTP_REFUND_FAILED';
+  | 'SLUICE_HTTP_REFUND_FAILED'
+  | 'SLUICE_HTTP_ROUTE_UNREACHABLE';
 
 /** A one-time warning from the HTTP layer; each `code` fires at most once per limiter (see docs/http.md#warnings). */
 export interface HttpWarning {

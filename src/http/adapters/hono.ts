@@ -14,6 +14,15 @@ export interface HonoRateLimitOptions extends HttpLimitOptions<Context> {
 }
 
 /**
+ * The pattern of the first handler Hono matched after this middleware: `app.use` entries are
+ * method `ALL`, handlers carry their method. Hono matches every route before the first runs.
+ */
+function handlerRoute(c: Context): string | undefined {
+  const routes = c.req.matchedRoutes;
+  return routes.slice(c.req.routeIndex + 1).find((route) => route.method !== 'ALL')?.path;
+}
+
+/**
  * Hono middleware over the web-standard `Request`, so it runs on any runtime Hono does:
  * `app.use(rateLimit({ limiter, clientAddress }))`. Errors of user functions reject into
  * Hono's `onError`.
@@ -30,6 +39,7 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
       request: c,
       method: c.req.method,
       path: c.req.path,
+      routeId: handlerRoute(c),
       header: (name) => c.req.header(name),
       remoteAddress: clientAddress(c),
     });
