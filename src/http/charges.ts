@@ -17,7 +17,10 @@ export function chargesFor<Req>(
       const charge: Charge = {
         name: rule.name,
         limiter: rule.limiter,
-        key: await storageKey(rule.name, identity === undefined || identity === '' ? info.ipKey : String(identity)),
+        key:
+          identity === undefined || identity === ''
+            ? `${rule.name}:ip:${info.ipKey}`
+            : await storageKey(rule.name, String(identity)),
         cost: await costOf(rule, costs, info),
       };
       if (failure !== undefined) charge.failure = failure;
@@ -36,17 +39,20 @@ async function costOf<Req>(rule: NamedRule<Req>, costs: CostSpec<Req> | undefine
 }
 
 /**
- * `<name>:<identity>`; when that would exceed the 512-byte key limit (an attacker-sized API
- * key header), `<name>:#<sha256 base64url>` instead, so the key stays deterministic and bounded.
+ * The storage key of a key function's identity: `<name>:id:<identity>`, apart from the IP
+ * fallback's `<name>:ip:<address>` (and `<name>:ip:unknown`, no address), so no header value
+ * can name a client's IP bucket or the shared no-address one. When the key would exceed the
+ * 512-byte limit (an attacker-sized API key header), `<name>:id#<sha256 base64url>` instead,
+ * a namespace of its own, so the key stays deterministic, bounded and unforgeable.
  * Web Crypto and TextEncoder rather than node:crypto and Buffer, so the Hono adapter runs on
  * runtimes without Node's built-ins.
  */
 export async function storageKey(name: string, identity: string): Promise<string> {
-  const key = `${name}:${identity}`;
+  const key = `${name}:id:${identity}`;
   if (key.length * 3 <= MAX_KEY_BYTES || encoder.encode(key).length <= MAX_KEY_BYTES) return key;
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(identity)));
   const base64 = btoa(String.fromCharCode(...digest));
-  return `${name}:#${base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+  return `${name}:id#${base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
 }
 
 const encoder = new TextEncoder();

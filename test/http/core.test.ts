@@ -28,8 +28,8 @@ describe('createHttpLimiter', () => {
       actions.push(verdict.action === 'respond' ? verdict.response.status : 200);
     }
     expect(actions).toEqual([200, 200, 429]);
-    expect((await limiter.peek('default:203.0.113.5')).remaining).toBe(0);
-    expect((await limiter.peek('default:10.0.0.1')).remaining).toBe(2);
+    expect((await limiter.peek('default:ip:203.0.113.5')).remaining).toBe(0);
+    expect((await limiter.peek('default:ip:10.0.0.1')).remaining).toBe(2);
   });
 
   it.each<[string, HttpLimitOptions<null>]>([
@@ -83,7 +83,7 @@ describe('createHttpLimiter', () => {
     await http.check(facts(undefined));
     await http.check(facts(undefined));
     expect(warnings.map((w) => w.code)).toEqual(['SLUICE_HTTP_TRUST_ALL', 'SLUICE_HTTP_NO_CLIENT_ADDRESS']);
-    expect((await limiter.peek('default:unknown')).remaining).toBe(8);
+    expect((await limiter.peek('default:ip:unknown')).remaining).toBe(8);
   });
 
   it('onWarning: false silences warnings', async () => {
@@ -100,18 +100,54 @@ describe('createHttpLimiter', () => {
     expect(seen.filter((w) => w.name === 'SluiceWarning')).toEqual([]);
   });
 
+  it('key namespaces: an identity equal to an IP, or to "unknown", never drains the IP or no-address bucket', async () => {
+    const limiter = limiterOf(2);
+    const http = createHttpLimiter<null>({
+      limits: [{ limiter, key: (r) => r.header('x-api-key') }],
+      onWarning: false,
+    });
+    const status = async (verdict: Promise<Awaited<ReturnType<typeof http.check>>>) => {
+      const settled = await verdict;
+      return settled.action === 'respond' ? settled.response.status : 200;
+    };
+    const forged = [];
+    for (let i = 0; i < 3; i++)
+      forged.push(await status(http.check(facts('198.51.100.1', { 'x-api-key': '203.0.113.5' }))));
+    expect(forged).toEqual([200, 200, 429]);
+    expect(await status(http.check(facts('203.0.113.5')))).toBe(200);
+    for (let i = 0; i < 3; i++) await http.check(facts('198.51.100.2', { 'x-api-key': 'unknown' }));
+    expect(await status(http.check(facts(undefined)))).toBe(200);
+    expect((await limiter.peek('default:id:203.0.113.5')).remaining).toBe(0);
+    expect((await limiter.peek('default:ip:203.0.113.5')).remaining).toBe(1);
+    expect((await limiter.peek('default:ip:unknown')).remaining).toBe(1);
+  });
+
+  it('key namespaces: an identity shaped like a hashed key does not share the hashed bucket', async () => {
+    const limiter = limiterOf(2);
+    const http = createHttpLimiter<null>({
+      limits: [{ limiter, key: (r) => r.header('x-api-key') }],
+      onWarning: false,
+    });
+    const huge = 'k'.repeat(600);
+    const { createHash } = await import('node:crypto');
+    const digest = createHash('sha256').update(huge).digest('base64url');
+    for (let i = 0; i < 2; i++) await http.check(facts('198.51.100.1', { 'x-api-key': `#${digest}` }));
+    const verdict = await http.check(facts('198.51.100.2', { 'x-api-key': huge }));
+    expect(verdict.action).toBe('continue');
+  });
+
   it('identity keys: undefined falls back to the IP key; keys over 512 bytes become a stable SHA-256', async () => {
     const limiter = limiterOf(10);
     const http = createHttpLimiter<null>({
       limits: [{ limiter, key: (r) => r.header('x-api-key') }],
     });
     await http.check(facts('192.0.2.1'));
-    expect((await limiter.peek('default:192.0.2.1')).remaining).toBe(9);
+    expect((await limiter.peek('default:ip:192.0.2.1')).remaining).toBe(9);
     const huge = 'k'.repeat(600);
     await http.check(facts('192.0.2.1', { 'x-api-key': huge }));
     await http.check(facts('192.0.2.2', { 'x-api-key': huge }));
     const { createHash } = await import('node:crypto');
-    const hashed = `default:#${createHash('sha256').update(huge).digest('base64url')}`;
+    const hashed = `default:id#${createHash('sha256').update(huge).digest('base64url')}`;
     expect((await limiter.peek(hashed)).remaining).toBe(8);
   });
 

@@ -225,10 +225,10 @@ describe.each(APPS)('routes policies cannot be bypassed by spelling: %s', (_name
     const app = await build({ limiter, routes: { 'GET /report': { cost: 10 } }, onWarning: false });
     try {
       for (const path of ['/Report', '/REPORT/', '/report', '//report;v=1', '/%72eport']) {
-        const before = (await limiter.peek('default:127.0.0.1')).remaining;
+        const before = (await limiter.peek('default:ip:127.0.0.1')).remaining;
         const runsBefore = app.runs.get('report') ?? 0;
         const status = await request(app.port, 'GET', path);
-        const spent = before - (await limiter.peek('default:127.0.0.1')).remaining;
+        const spent = before - (await limiter.peek('default:ip:127.0.0.1')).remaining;
         const ran = (app.runs.get('report') ?? 0) - runsBefore;
         if (ran > 0) expect(spent, `${path} → ${status}`).toBe(10);
       }
@@ -271,7 +271,7 @@ describe('routes matching is exact where the router is strict', () => {
       try {
         expect(await request(app.port, 'POST', '/LOGIN')).toBe(404);
         expect(await request(app.port, 'POST', '/login/')).toBe(404);
-        expect((await login.peek('login:127.0.0.1')).remaining).toBe(2);
+        expect((await login.peek('login:ip:127.0.0.1')).remaining).toBe(2);
       } finally {
         await app.close();
       }
@@ -301,7 +301,7 @@ describe('routes entries bind to the route the framework matched', () => {
     try {
       expect(await request((server.address() as AddressInfo).port, 'GET', '/users/7')).toBe(200);
       expect(runs.get('user')).toBe(1);
-      expect((await limiter.peek('default:127.0.0.1')).remaining).toBe(95);
+      expect((await limiter.peek('default:ip:127.0.0.1')).remaining).toBe(95);
     } finally {
       await listenedClose(server);
     }

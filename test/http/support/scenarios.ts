@@ -81,8 +81,8 @@ export const scenarios: readonly Scenario[] = [
           xff.map((ip) => ({ 'x-forwarded-for': ip })),
         );
         expect(got).toEqual([200, 429, 429, 200]);
-        expect((await limiter.peek('default:2001:db8:abcd:1200::/56')).remaining).toBe(0);
-        expect((await limiter.peek('default:2001:db8:abcd:1300::/56')).remaining).toBe(0);
+        expect((await limiter.peek('default:ip:2001:db8:abcd:1200::/56')).remaining).toBe(0);
+        expect((await limiter.peek('default:ip:2001:db8:abcd:1300::/56')).remaining).toBe(0);
       });
     },
   },
@@ -107,7 +107,7 @@ export const scenarios: readonly Scenario[] = [
               xff.map((ip) => ({ 'x-forwarded-for': ip })),
             ),
           ).toEqual([200, 200, 429, 200, 429]);
-          expect((await limiter.peek('default:203.0.113.5')).remaining).toBe(0);
+          expect((await limiter.peek('default:ip:203.0.113.5')).remaining).toBe(0);
         },
       );
     },
@@ -129,13 +129,13 @@ export const scenarios: readonly Scenario[] = [
             xff.map((v) => ({ 'x-forwarded-for': v })),
           ),
         ).toEqual([200, 200, 429]);
-        expect((await limiter.peek('default:203.0.113.5')).remaining).toBe(0);
-        expect((await limiter.peek('default:127.0.0.1')).remaining).toBe(2);
-        expect((await limiter.peek('default:198.51.100.7')).remaining).toBe(2);
+        expect((await limiter.peek('default:ip:203.0.113.5')).remaining).toBe(0);
+        expect((await limiter.peek('default:ip:127.0.0.1')).remaining).toBe(2);
+        expect((await limiter.peek('default:ip:198.51.100.7')).remaining).toBe(2);
         // A peer that is not the trusted proxy cannot speak for anyone: keyed by its own socket (127.0.0.2).
         const spoof = await sendFrom('127.0.0.2', `${url}/hello`, { 'x-forwarded-for': '192.0.2.1' });
         expect(spoof.status).toBe(200);
-        expect((await limiter.peek('default:127.0.0.2')).remaining).toBe(1);
+        expect((await limiter.peek('default:ip:127.0.0.2')).remaining).toBe(1);
         expect(warnings).toEqual([]);
       });
     },
@@ -153,8 +153,8 @@ export const scenarios: readonly Scenario[] = [
             xff.map((v) => ({ 'x-forwarded-for': v })),
           ),
         ).toEqual([200, 200, 429]);
-        expect((await limiter.peek('default:127.0.0.1')).remaining).toBe(0);
-        expect((await limiter.peek('default:203.0.113.5')).remaining).toBe(2);
+        expect((await limiter.peek('default:ip:127.0.0.1')).remaining).toBe(0);
+        expect((await limiter.peek('default:ip:203.0.113.5')).remaining).toBe(2);
         expect(warnings.map((w) => w.code)).toEqual(['SLUICE_HTTP_FORWARDED_UNTRUSTED']);
       });
     },
@@ -172,8 +172,8 @@ export const scenarios: readonly Scenario[] = [
           },
         });
         expect(first.status).toBe(200);
-        expect((await limiter.peek('default:2001:db8:cafe::/56')).remaining).toBe(0);
-        expect((await limiter.peek('default:192.0.2.1')).remaining).toBe(1);
+        expect((await limiter.peek('default:ip:2001:db8:cafe::/56')).remaining).toBe(0);
+        expect((await limiter.peek('default:ip:192.0.2.1')).remaining).toBe(1);
       });
     },
   },
@@ -186,7 +186,7 @@ export const scenarios: readonly Scenario[] = [
         { limiter },
         async ({ url }) => {
           expect((await send(`${url}/hello`)).status).toBe(200);
-          expect((await limiter.peek('default:127.0.0.1')).remaining).toBe(2);
+          expect((await limiter.peek('default:ip:127.0.0.1')).remaining).toBe(2);
         },
         { host: '::' },
       );
@@ -201,7 +201,7 @@ export const scenarios: readonly Scenario[] = [
         { limiter },
         async ({ url }) => {
           expect((await send(`${url}/hello`)).status).toBe(200);
-          expect((await limiter.peek('default:::/56')).remaining).toBe(2);
+          expect((await limiter.peek('default:ip:::/56')).remaining).toBe(2);
         },
         { host: '::1' },
       );
@@ -312,7 +312,7 @@ export const scenarios: readonly Scenario[] = [
         expect(fourth.headers.get('ratelimit')).toBe('"per-ip";r=7;t=18, "per-key";r=0;t=60');
         expect(fourth.headers.get('retry-after')).toBe('20');
         expect(JSON.parse(fourth.body)).toMatchObject({ status: 429, limit: 'per-key', retryAfter: 20 });
-        expect((await perIp.peek('per-ip:127.0.0.1')).remaining).toBe(7);
+        expect((await perIp.peek('per-ip:ip:127.0.0.1')).remaining).toBe(7);
         const other = await send(`${url}/hello`, { headers: { 'x-api-key': 'k2' } });
         expect(other.status).toBe(200);
         expect(other.headers.get('ratelimit')).toBe('"per-ip";r=6;t=24, "per-key";r=2;t=20');
@@ -338,7 +338,7 @@ export const scenarios: readonly Scenario[] = [
       await withServer(harness, options, async ({ url }) => {
         const headers = { 'x-api-key': 'k1' };
         expect(await statuses(`${url}/hello`, [headers, headers, headers, headers])).toEqual([200, 200, 200, 429]);
-        expect((await perIp.peek('per-ip:127.0.0.1')).remaining).toBe(7);
+        expect((await perIp.peek('per-ip:ip:127.0.0.1')).remaining).toBe(7);
       });
     },
   },
@@ -498,23 +498,41 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
+    name: "key namespaces: X-Api-Key naming a client IP spends its own bucket, not that IP's",
+    async run(harness) {
+      const limiter = memory(perMinute(2), manualClock().read);
+      const options = {
+        limits: [{ limiter, key: (r: { header(name: string): string | undefined }) => r.header('x-api-key') }],
+        onWarning: false as const,
+      };
+      await withServer(harness, options, async ({ url }) => {
+        const forged = [];
+        for (let i = 0; i < 3; i++)
+          forged.push((await sendFrom('127.0.0.2', `${url}/hello`, { 'x-api-key': '127.0.0.1' })).status);
+        expect(forged).toEqual([200, 200, 429]);
+        expect((await sendFrom('127.0.0.1', `${url}/hello`)).status).toBe(200);
+        expect((await limiter.peek('default:ip:127.0.0.1')).remaining).toBe(1);
+      });
+    },
+  },
+  {
     name: 'fuzzed forwarding headers (garbage, huge, repeated, ports, brackets): no crash, deterministic keys',
     async run(harness) {
       const limiter = memory(gcra({ limit: 1000, periodMs: 60_000 }), manualClock().read);
       await withServer(harness, { limiter, trustProxy: 'loopback', onWarning: false }, async ({ port }) => {
         const cases: [string[], string][] = [
-          [['x-forwarded-for: 203.0.113.5', 'x-forwarded-for: 198.51.100.1'], 'default:198.51.100.1'],
-          [['x-forwarded-for: garbage'], 'default:127.0.0.1'],
-          [[`x-forwarded-for: ${'9,'.repeat(3000)}203.0.113.77`], 'default:203.0.113.77'],
-          [[`x-forwarded-for: ${'x'.repeat(8000)}`], 'default:127.0.0.1'],
-          [['x-forwarded-for: [2001:db8::1]:443'], 'default:2001:db8::/56'],
-          [['x-forwarded-for: [2001:db8::1'], 'default:127.0.0.1'],
-          [['x-forwarded-for: 203.0.113.5:99999'], 'default:203.0.113.5'],
-          [['x-forwarded-for: 999.1.1.1'], 'default:127.0.0.1'],
-          [['x-forwarded-for: ,,, ,'], 'default:127.0.0.1'],
-          [['x-forwarded-for: fe80::1%eth0'], 'default:fe80::/56'],
-          [['x-forwarded-for: \u00ff\u00fe'], 'default:127.0.0.1'],
-          [['forwarded: for="[::1', 'x-forwarded-for: 203.0.113.9'], 'default:203.0.113.9'],
+          [['x-forwarded-for: 203.0.113.5', 'x-forwarded-for: 198.51.100.1'], 'default:ip:198.51.100.1'],
+          [['x-forwarded-for: garbage'], 'default:ip:127.0.0.1'],
+          [[`x-forwarded-for: ${'9,'.repeat(3000)}203.0.113.77`], 'default:ip:203.0.113.77'],
+          [[`x-forwarded-for: ${'x'.repeat(8000)}`], 'default:ip:127.0.0.1'],
+          [['x-forwarded-for: [2001:db8::1]:443'], 'default:ip:2001:db8::/56'],
+          [['x-forwarded-for: [2001:db8::1'], 'default:ip:127.0.0.1'],
+          [['x-forwarded-for: 203.0.113.5:99999'], 'default:ip:203.0.113.5'],
+          [['x-forwarded-for: 999.1.1.1'], 'default:ip:127.0.0.1'],
+          [['x-forwarded-for: ,,, ,'], 'default:ip:127.0.0.1'],
+          [['x-forwarded-for: fe80::1%eth0'], 'default:ip:fe80::/56'],
+          [['x-forwarded-for: \u00ff\u00fe'], 'default:ip:127.0.0.1'],
+          [['forwarded: for="[::1', 'x-forwarded-for: 203.0.113.9'], 'default:ip:203.0.113.9'],
         ];
         const expected = new Map<string, number>();
         for (const [lines, key] of cases) {
@@ -526,14 +544,14 @@ export const scenarios: readonly Scenario[] = [
         }
         for (const [key, count] of expected) expect((await limiter.peek(key)).remaining, key).toBe(1000 - count);
         // Bytes Node's HTTP parser refuses never reach the adapter: 400 from Node, nothing charged.
-        const before = (await limiter.peek('default:127.0.0.1')).remaining;
+        const before = (await limiter.peek('default:ip:127.0.0.1')).remaining;
         expect(
           await sendRaw(
             port,
             'GET /hello HTTP/1.1\r\nHost: x\r\nx-forwarded-for: 1.2.3.4\u0000\r\nConnection: close\r\n\r\n',
           ),
         ).toBe(400);
-        expect((await limiter.peek('default:127.0.0.1')).remaining).toBe(before);
+        expect((await limiter.peek('default:ip:127.0.0.1')).remaining).toBe(before);
       });
     },
   },
