@@ -66,12 +66,14 @@ function removeDotSegments(path: string): string {
 /** Throws {@link ConfigError} unless `matching` is an object of booleans; fills in the defaults. */
 export function checkRouteMatching(matching: unknown): Required<RouteMatching> {
   if (matching === undefined) return { caseSensitive: false, strict: false };
-  const { caseSensitive = false, strict = false } = (matching ?? {}) as RouteMatching;
-  if (typeof matching !== 'object' || matching === null || typeof caseSensitive !== 'boolean') {
-    throw new ConfigError(`routeMatching.caseSensitive must be a boolean, got ${String(caseSensitive)}`);
+  if (typeof matching !== 'object' || matching === null) {
+    throw new ConfigError(`routeMatching must be an object, got ${String(matching)}`);
   }
-  if (typeof strict !== 'boolean')
-    throw new ConfigError(`routeMatching.strict must be a boolean, got ${String(strict)}`);
+  const { caseSensitive = false, strict = false } = matching as RouteMatching;
+  for (const [name, value] of Object.entries({ caseSensitive, strict })) {
+    if (typeof value !== 'boolean')
+      throw new ConfigError(`routeMatching.${name} must be a boolean, got ${String(value)}`);
+  }
   return { caseSensitive, strict };
 }
 

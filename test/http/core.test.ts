@@ -51,6 +51,8 @@ describe('createHttpLimiter', () => {
     ['route cost map', { limiter: limiterOf(1), routes: { '/x': { cost: { default: -2 } } } }],
     ['route failure mode', { limiter: limiterOf(1), routes: { '/x': { failureMode: 'maybe' as never } } }],
     ['route limit name clash', { limiter: limiterOf(1), routes: { '/x': { limits: [{ limiter: limiterOf(1) }] } } }],
+    ['routeMatching not an object', { limiter: limiterOf(1), routeMatching: 'loose' as never }],
+    ['routeMatching.strict not a boolean', { limiter: limiterOf(1), routeMatching: { strict: 'yes' as never } }],
   ])('rejects %s with ConfigError at construction', (_name, options) => {
     expect(() => createHttpLimiter(options)).toThrow(ConfigError);
   });
