@@ -308,6 +308,29 @@ describe('routes entries bind to the route the framework matched', () => {
   });
 });
 
+describe('koa 3: route-level middleware on @koa/router sees the matched route', () => {
+  it('router.get(path, rateLimit, handler) applies a GET /users/:id entry to /users/7', async () => {
+    const limiter = limiterOf(100);
+    const { runs, run } = counter();
+    const app = new Koa();
+    const router = new Router();
+    const limit = koaRateLimit({ limiter, routes: { 'GET /users/:id': { cost: 5 } }, onWarning: false });
+    router.get('/users/:id', limit, (ctx) => {
+      run('user');
+      ctx.body = 'ok';
+    });
+    app.use(router.routes());
+    const served = await listen(createServer(app.callback()), runs);
+    try {
+      expect(await request(served.port, 'GET', '/users/7')).toBe(200);
+      expect(runs.get('user')).toBe(1);
+      expect((await limiter.peek('default:ip:127.0.0.1')).remaining).toBe(95);
+    } finally {
+      await served.close();
+    }
+  });
+});
+
 describe('canonicalPath and the routes table', () => {
   const loose = { caseSensitive: false, strict: false };
   it.each([
