@@ -26,6 +26,11 @@ export interface HttpLimiter<Req> {
    * routes register). @throws {ConfigError} on an invalid policy.
    */
   checkRoute(route: RoutePolicy<Req>): void;
+  /**
+   * Warns (`SLUICE_HTTP_ROUTE_UNREACHABLE`) about `routes` entries that match none of the
+   * app's registered routes, given as `[method, pattern]` (the Fastify adapter calls it when ready).
+   */
+  checkRegistered(registered: readonly (readonly [string, string])[]): void;
 }
 
 const CONTINUE: Verdict = { action: 'continue', headers: [] };
@@ -45,7 +50,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const config = resolveConfig(options);
   const warn = createWarner(options.onWarning);
   const describe = createDescriber(config, warn);
-  const routeOf = compileRoutes(options.routes ?? {}, config.routeMatching, warn);
+  const routeTable = compileRoutes(options.routes ?? {}, config.routeMatching, warn);
   const rulesByRoute = new WeakMap<RoutePolicy<Req>, NamedRule<Req>[]>();
   const rulesOf = (route: RoutePolicy<Req> | undefined) => {
     if (route === undefined) return config.rules;
@@ -72,12 +77,20 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
 
   return {
     checkRoute: (route) => void rulesOf(route),
+    checkRegistered(registered) {
+      const unmatched = routeTable.unregistered(registered);
+      if (unmatched.length === 0) return;
+      warn(
+        'SLUICE_HTTP_ROUTE_UNREACHABLE',
+        `routes entries that match no registered route: ${unmatched.join(', ')}. Write them as the routes are registered.`,
+      );
+    },
     async check(facts, native) {
       const info = describe(facts);
       const route =
         native === false
           ? SKIP
-          : (native ?? routeOf(info.method, info.routeId, facts.routeMatching ?? config.routeMatching));
+          : (native ?? routeTable.lookup(info.method, info.routeId, facts.routeMatching ?? config.routeMatching));
       if (route?.skip) return CONTINUE;
       if (config.allowed && info.ip !== undefined && config.allowed(info.ip, 0)) return CONTINUE;
       if (options.skip && (await options.skip(info))) return CONTINUE;

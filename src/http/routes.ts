@@ -10,12 +10,13 @@ export interface RouteMatching {
   strict?: boolean;
 }
 
-/** A compiled `routes` table: the policy of a request, found by its canonical path. */
-export type RouteLookup<Req> = (
-  method: string,
-  routeId: string,
-  matching: Required<RouteMatching>,
-) => RoutePolicy<Req> | undefined;
+/** A compiled `routes` table. */
+export interface RouteTable<Req> {
+  /** The policy of a request, found by its canonical path or route pattern. */
+  lookup(method: string, routeId: string, matching: Required<RouteMatching>): RoutePolicy<Req> | undefined;
+  /** The entries no route of `registered` (method, pattern) matches, quoted. */
+  unregistered(registered: readonly (readonly [string, string])[]): string[];
+}
 
 const METHOD = /^[A-Z]+$/;
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
@@ -87,7 +88,7 @@ export function compileRoutes<Req>(
   routes: Readonly<Record<string, RoutePolicy<Req>>>,
   defaults: Required<RouteMatching>,
   warn: (code: HttpWarningCode, message: string) => void,
-): RouteLookup<Req> {
+): RouteTable<Req> {
   const entries = Object.entries(routes).map(([spec, policy]) => ({ spec, policy, ...parseSpec(spec) }));
   const tables = new Map<string, Map<string, RoutePolicy<Req>>>();
   const tableFor = (matching: Required<RouteMatching>) => {
@@ -119,14 +120,26 @@ export function compileRoutes<Req>(
   if (unreachable.length > 0) {
     warn(
       'SLUICE_HTTP_ROUTE_UNREACHABLE',
-      `routes entries that can never match a request: ${unreachable.join(', ')}. Write "METHOD /path" with an upper-case method (see docs/http.md#routes).`,
+      `routes entries that can never match a request: ${unreachable.join(', ')}. Write "METHOD /path" with an upper-case method (see docs/http.md#how-routes-entries-match).`,
     );
   }
 
-  return (method, routeId, matching) => {
-    const table = tableFor(matching);
-    const path = canonicalPath(routeId, matching);
-    return table.get(`${method} ${path}`) ?? table.get(`* ${path}`);
+  return {
+    lookup(method, routeId, matching) {
+      const table = tableFor(matching);
+      const path = canonicalPath(routeId, matching);
+      return table.get(`${method} ${path}`) ?? table.get(`* ${path}`);
+    },
+    unregistered(registered) {
+      const known = new Set<string>();
+      for (const [method, pattern] of registered) {
+        const path = canonicalPath(pattern, defaults);
+        known.add(`${method} ${path}`).add(`* ${path}`);
+      }
+      return entries
+        .filter(({ method, path }) => !known.has(`${method} ${canonicalPath(path, defaults)}`))
+        .map(({ spec }) => JSON.stringify(spec));
+    },
   };
 }
 

@@ -9,7 +9,7 @@
  * | `SLUICE_HTTP_NO_CLIENT_ADDRESS` | a request has no readable socket address: it is keyed as `unknown` |
  * | `SLUICE_HTTP_STORE_UNAVAILABLE` | the store failed on a route that fails open: requests pass unlimited |
  * | `SLUICE_HTTP_REFUND_FAILED` | a refund after a nested denial failed: those units stay spent |
- * | `SLUICE_HTTP_ROUTE_UNREACHABLE` | at construction: a `routes` entry can never match a request |
+ * | `SLUICE_HTTP_ROUTE_UNREACHABLE` | a `routes` entry can never match a request (at construction; Fastify: when ready) |
  */
 export type HttpWarningCode =
   | 'SLUICE_HTTP_FORWARDED_UNTRUSTED'

@@ -368,4 +368,24 @@ describe('canonicalPath and the routes table', () => {
     }
     expect(warnings[0]?.message).not.toContain('"GET /ok"');
   });
+
+  it('fastify 5: warns when ready about entries that match no registered route', async () => {
+    const warnings: HttpWarning[] = [];
+    const app = Fastify();
+    await app.register(fastifyRateLimit, {
+      limiter: limiterOf(1),
+      onWarning: (warning: HttpWarning) => warnings.push(warning),
+      routes: { 'POST /Login/': {}, 'POST /logn': {}, '/report': {}, 'GET /users/:id': {} },
+    });
+    app.post('/login', async () => 'ok');
+    app.get('/report', async () => 'ok');
+    app.get('/users/:id', async () => 'ok');
+    await app.ready();
+    await app.close();
+    expect(warnings.map((w) => w.code)).toEqual(['SLUICE_HTTP_ROUTE_UNREACHABLE']);
+    expect(warnings[0]?.message).toContain('"POST /logn"');
+    for (const spec of ['POST /Login/', '/report', 'GET /users/:id']) {
+      expect(warnings[0]?.message).not.toContain(JSON.stringify(spec));
+    }
+  });
 });

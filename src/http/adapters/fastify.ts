@@ -15,6 +15,8 @@ declare module 'fastify' {
  * request never reaches body parsing. Per-route policy goes in the route's
  * `config: { rateLimit: { ... } }`, or `false` to exempt it. Reads the socket address and its
  * own `trustProxy`, not Fastify's. Errors of user functions reject into Fastify's error handler.
+ * When the app is ready, `routes` entries that match no registered route raise warning
+ * `SLUICE_HTTP_ROUTE_UNREACHABLE`.
  * @throws {ConfigError} (rejecting `register`) on invalid options.
  */
 export const rateLimit: FastifyPluginAsync<HttpLimitOptions<FastifyRequest>> = async (
@@ -22,10 +24,13 @@ export const rateLimit: FastifyPluginAsync<HttpLimitOptions<FastifyRequest>> = a
   options,
 ) => {
   const limiter = createHttpLimiter(options);
+  const registered: [string, string][] = [];
   fastify.addHook('onRoute', (route) => {
     const policy = route.config?.rateLimit;
     if (policy) limiter.checkRoute(policy); // an invalid route config fails at startup, not at its first request
+    for (const method of [route.method].flat()) registered.push([method, route.url]);
   });
+  fastify.addHook('onReady', async () => limiter.checkRegistered(registered));
   fastify.addHook('onRequest', async (request, reply) => {
     const query = request.url.search(/[?#]/);
     const verdict = await limiter.check(
