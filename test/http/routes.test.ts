@@ -8,7 +8,6 @@ import Router from '@koa/router';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
-import { Redis } from 'ioredis';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
@@ -18,11 +17,10 @@ import { rateLimit as honoRateLimit } from '../../src/hono.js';
 import { canonicalPath } from '../../src/http/routes.js';
 import { type HttpLimitOptions, type HttpWarning, withRateLimit } from '../../src/http.js';
 import { rateLimit as koaRateLimit } from '../../src/koa.js';
-import type { Limiter } from '../../src/limiter.js';
-import { createRedisLimiter } from '../../src/redis.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 import { freePort } from '../support/redis-server.js';
 import { sendRaw } from './support/client.js';
+import { deadRedis } from './support/dead-redis.js';
 
 // Issue 12, item 1: a route's policy holds for every spelling a framework routes to its handler.
 const express4 = createRequire(import.meta.url)('express4') as typeof express;
@@ -178,28 +176,11 @@ const APPS: [string, Build][] = [
 const request = (port: number, method: string, path: string) =>
   sendRaw(port, `${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
 
-let deadPort: number;
-const deadClients: Redis[] = [];
-/** A Redis limiter nothing listens for: every call rejects with StoreUnavailableError. */
-function deadLimiter(): Limiter {
-  const client = new Redis({
-    port: deadPort,
-    host: '127.0.0.1',
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-  });
-  client.on('error', () => {});
-  deadClients.push(client);
-  return createRedisLimiter({ client, algorithm: gcra({ limit: 5, periodMs: 60_000 }), clock: 'client' });
-}
-
+let dead: ReturnType<typeof deadRedis>;
 beforeAll(async () => {
-  deadPort = await freePort();
+  dead = deadRedis(await freePort());
 });
-afterAll(() => {
-  for (const client of deadClients) client.disconnect();
-});
+afterAll(() => dead?.close());
 
 describe.each(APPS)('routes policies cannot be bypassed by spelling: %s', (_name, build) => {
   it('login limit 2/min: handler runs across every spelling equal the admissions, at most 2', async () => {
@@ -240,7 +221,7 @@ describe.each(APPS)('routes policies cannot be bypassed by spelling: %s', (_name
 
   it("failureMode 'closed' on POST /login holds for every spelling while the rest fails open", async () => {
     const app = await build({
-      limiter: deadLimiter(),
+      limiter: dead.limiter(),
       failureMode: 'open',
       routes: { 'POST /login': { failureMode: 'closed' } },
       onWarning: false,
