@@ -1,7 +1,7 @@
 import proxyaddr from 'proxy-addr';
 import type { FailureMode } from '../decision.js';
 import { ConfigError } from '../errors.js';
-import { requireInteger } from '../validate.js';
+import { orDefault, requireInteger, requireOptions } from '../validate.js';
 import { checkIpv6Prefix, DEFAULT_IPV6_PREFIX } from './client-ip.js';
 import { checkPolicyName, type LegacyReset, RATELIMIT_DRAFTS, type RateLimitDraft } from './headers.js';
 import type { HttpLimitOptions, LimitRule, RoutePolicy } from './options.js';
@@ -30,6 +30,7 @@ export interface HttpConfig<Req> {
  * @throws {ConfigError} on the first invalid option.
  */
 export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<Req> {
+  requireOptions('rate limit options', options);
   if (options.limiter !== undefined && options.limits !== undefined) {
     throw new ConfigError('give either limiter or limits, not both');
   }
@@ -38,7 +39,9 @@ export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<R
   const rules = nameRules(Array.isArray(list) ? list : [list as LimitRule<Req>]);
   if (rules.length === 0) throw new ConfigError('limits must not be empty');
   checkUniqueNames(rules);
-  for (const route of Object.values(options.routes ?? {})) routeRules(route, rules);
+  for (const [name, route] of Object.entries(requireOptions('routes', orDefault(options.routes, {})))) {
+    routeRules(requireOptions(`routes["${name}"]`, route), rules);
+  }
 
   const proxyHeader = options.proxyHeader ?? 'x-forwarded-for';
   if (proxyHeader !== 'x-forwarded-for' && proxyHeader !== 'forwarded') {

@@ -1,5 +1,5 @@
 import type { Clock } from '../limiter.js';
-import { requireInteger } from '../validate.js';
+import { orDefault, requireInteger } from '../validate.js';
 
 /** Options of the circuit breaker in `withFailurePolicy`. */
 export interface BreakerOptions {
@@ -42,8 +42,8 @@ export interface Breaker {
  * @throws {ConfigError} on invalid options.
  */
 export function createBreaker(options: BreakerOptions, clock: Clock): Breaker {
-  const failureThreshold = requireInteger('breaker.failureThreshold', options.failureThreshold ?? 5);
-  const coolDownMs = requireInteger('breaker.coolDownMs', options.coolDownMs ?? 1000);
+  const failureThreshold = requireInteger('breaker.failureThreshold', orDefault(options.failureThreshold, 5));
+  const coolDownMs = requireInteger('breaker.coolDownMs', orDefault(options.coolDownMs, 1000));
   let state: BreakerState = 'closed';
   let failures = 0;
   let openUntil = 0;
