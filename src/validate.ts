@@ -5,6 +5,13 @@ import type { Limiter } from './limiter.js';
 /** Longest key accepted, in UTF-8 bytes: long enough for any identity, short enough to bound memory. */
 export const MAX_KEY_BYTES = 512;
 
+/**
+ * Longest duration a timer can wait, in ms (2^31 − 1, about 24.8 days): Node runs a longer
+ * `setTimeout`/`setInterval` delay after 1 ms, so every option that becomes a timer delay is
+ * checked against it.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 // TextEncoder, not Buffer: the HTTP layer also runs on fetch-style runtimes (Hono).
 const utf8 = new TextEncoder();
 
@@ -33,6 +40,14 @@ export function checkKey(key: unknown): asserts key is string {
 export function requireInteger(name: string, value: unknown, min = 1, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max) return value;
   throw new ConfigError(`${name} must be an integer in ${min}..${max}, got ${describe(value)}`);
+}
+
+/**
+ * Throws {@link ConfigError} unless `value` is a whole number of milliseconds in `min..2^31 − 1`
+ * ({@link MAX_TIMER_MS}): the one check of every option that becomes a timer delay.
+ */
+export function requireDurationMs(name: string, value: unknown, min = 1): number {
+  return requireInteger(name, value, min, MAX_TIMER_MS);
 }
 
 /**

@@ -1,8 +1,10 @@
 import { ConfigError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import {
+  MAX_TIMER_MS,
   optionalBoolean,
   orDefault,
+  requireDurationMs,
   requireFunction,
   requireInteger,
   requireLimiter,
@@ -38,8 +40,8 @@ export interface LeasedLimiterOptions {
    */
   returnIdleMs?: number;
   /**
-   * Real-time period (ms) of the one unref'd timer that looks for idle keys; default half of
-   * `returnIdleMs`, at least 1. 0 turns the timer off: call `returnIdle()` yourself (tests with
+   * Real-time period (ms) of the one unref'd timer that looks for idle keys: 0..2^31 − 1, default
+   * half of `returnIdleMs`, at least 1 and at most 2^31 − 1. 0 turns the timer off: call `returnIdle()` yourself (tests with
    * an injected clock do).
    */
   returnCheckIntervalMs?: number;
@@ -72,13 +74,14 @@ export function readLeaseOptions(options: LeasedLimiterOptions): LeaseSettings {
   if (returnIdleMs > 0 && typeof remote.refund !== 'function') {
     throw new ConfigError(`returnIdleMs needs a remote that takes refunds; '${remote.algorithm.name}' does not`);
   }
-  const defaultCheckMs = Math.max(1, Math.floor(returnIdleMs / 2));
+  // The default check period is capped to what a timer can wait; the idle time itself is not a timer.
+  const defaultCheckMs = Math.min(MAX_TIMER_MS, Math.max(1, Math.floor(returnIdleMs / 2)));
   return {
     remote,
     leaseSize,
     adaptiveDivisor: adaptive ? divisor : 0,
     returnIdleMs,
-    returnCheckIntervalMs: requireInteger(
+    returnCheckIntervalMs: requireDurationMs(
       'returnCheckIntervalMs',
       orDefault(options.returnCheckIntervalMs, defaultCheckMs),
       0,

@@ -6,8 +6,8 @@ import {
   costOf,
   optionalBoolean,
   orDefault,
+  requireDurationMs,
   requireFunction,
-  requireInteger,
   requireLimiter,
   requireOptions,
 } from '../validate.js';
@@ -27,7 +27,7 @@ export interface FailurePolicyOptions {
   failure?: FailureMode;
   /** The local limiter used by the `'fallback'` policy: limit ÷ instances. */
   fallback?: LocalFallbackOptions;
-  /** Milliseconds a decision may wait for the store before the policy answers. Integer ≥ 1; default 50. */
+  /** Milliseconds a decision may wait for the store before the policy answers (a timer). Integer in 1..2^31 − 1; default 50. */
   deadlineMs?: number;
   /** The circuit breaker: K consecutive failures open it for a cool-down, then one probe. */
   breaker?: BreakerOptions;
@@ -153,7 +153,8 @@ const MODES: readonly FailureMode[] = ['open', 'closed', 'fallback'];
  * under the same deadline and breaker, and reject with {@link StoreUnavailableError} when it
  * cannot answer (no policy can refund). `close()` closes the wrapped limiter too.
  *
- * @throws {ConfigError} when `limiter` is not a Limiter, on invalid options (naming the option), `failure: 'fallback'` without `fallback`, or an
+ * @throws {ConfigError} when `limiter` is not a Limiter, on invalid options (naming the option;
+ * durations above 2^31 − 1 ms included), `failure: 'fallback'` without `fallback`, or an
  * algorithm the local fallback cannot divide. Calls reject with `ConfigError` for an unknown
  * per-call `failure`, and with the wrapped limiter's typed errors for invalid keys and costs.
  */
@@ -161,7 +162,7 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
   requireLimiter('limiter', limiter);
   requireOptions('withFailurePolicy options', options);
   const clock = requireFunction('clock', orDefault(options.clock, monotonicClock));
-  const deadlineMs = requireInteger('deadlineMs', orDefault(options.deadlineMs, 50));
+  const deadlineMs = requireDurationMs('deadlineMs', orDefault(options.deadlineMs, 50));
   const breaker = createBreaker(requireOptions('breaker', orDefault(options.breaker, {})), clock);
   const fallback =
     options.fallback === undefined

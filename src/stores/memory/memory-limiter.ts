@@ -6,6 +6,7 @@ import {
   costOf,
   orDefault,
   requireAlgorithm,
+  requireDurationMs,
   requireFunction,
   requireInteger,
   requireOptions,
@@ -25,7 +26,7 @@ export interface MemoryLimiterOptions {
   /** Milliseconds clock; default monotonic `performance.now()`. Read once per call. */
   clock?: Clock;
   /**
-   * How often (ms) one unref'd timer drops expired keys; 0 turns it off. Default 10,000.
+   * How often (ms) one unref'd timer drops expired keys: 0 (off) to 2^31 − 1. Default 10,000.
    * Correctness never depends on it: expiry is judged from the state's timestamps.
    */
   pruneIntervalMs?: number;
@@ -44,14 +45,14 @@ export interface MemoryLimiter extends SyncLimiter {
  * across N processes (use `sluice/redis` for a fleet).
  *
  * @throws {ConfigError} on invalid options, naming the option: options not an object, an
- * `algorithm` that is not one, `maxKeys` not an integer ≥ 1, `pruneIntervalMs` not an integer ≥ 0,
- * `clock` not a function. `null` is not a default.
+ * `algorithm` that is not one, `maxKeys` not an integer ≥ 1, `pruneIntervalMs` not an integer in
+ * 0..2^31 − 1, `clock` not a function. `null` is not a default.
  */
 export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimiter {
   requireOptions('createMemoryLimiter options', options);
   const algorithm = requireAlgorithm('algorithm', options.algorithm);
   const maxKeys = requireInteger('maxKeys', orDefault(options.maxKeys, 100_000));
-  const pruneIntervalMs = requireInteger('pruneIntervalMs', orDefault(options.pruneIntervalMs, 10_000), 0);
+  const pruneIntervalMs = requireDurationMs('pruneIntervalMs', orDefault(options.pruneIntervalMs, 10_000), 0);
   const clock = requireFunction('clock', orDefault(options.clock, monotonicClock));
   const width = algorithm.slots;
   const table = createSlotTable(width, maxKeys, algorithm.freshAtMs);
