@@ -25,16 +25,35 @@ export function costOf(options: { cost?: number | null } | undefined): number {
   throw new InvalidCostError(`cost must be a non-negative safe integer, got ${describe(cost)}`);
 }
 
-/** Throws {@link InvalidKeyError} unless `key` is a non-empty string of at most 512 UTF-8 bytes. */
+/**
+ * Throws {@link InvalidKeyError} unless `key` is a non-empty, well-formed string of at most 512
+ * UTF-8 bytes. Well-formed (no lone surrogate) because Redis stores keys as UTF-8, where every
+ * lone surrogate becomes U+FFFD: keys distinct in memory would share one Redis key.
+ */
 export function checkKey(key: unknown): asserts key is string {
   if (typeof key !== 'string' || key.length === 0) {
     throw new InvalidKeyError('key must be a non-empty string');
   }
+  checkWellFormed(key);
   // A UTF-16 code unit encodes to at most 3 UTF-8 bytes, so short keys need no byte count.
   if (key.length * 3 > MAX_KEY_BYTES && utf8.encode(key).byteLength > MAX_KEY_BYTES) {
     throw new InvalidKeyError(`key must be at most ${MAX_KEY_BYTES} UTF-8 bytes`);
   }
 }
+
+/**
+ * Throws {@link InvalidKeyError} when `key` holds a lone surrogate. For keys that are hashed
+ * before they reach a store (long HTTP identities): UTF-8 encoders turn every lone surrogate
+ * into U+FFFD, so distinct keys would share one hash.
+ */
+export function checkWellFormed(key: string): void {
+  if (!(key as WellFormedString).isWellFormed()) {
+    throw new InvalidKeyError('key must be well-formed UTF-16 (it holds a lone surrogate)');
+  }
+}
+
+/** ES2024's `String.prototype.isWellFormed` (Node 20+), which the ES2023 lib does not declare. */
+type WellFormedString = string & { isWellFormed(): boolean };
 
 /** Throws {@link ConfigError} unless `value` is an integer in `min..max`. */
 export function requireInteger(name: string, value: unknown, min = 1, max = Number.MAX_SAFE_INTEGER): number {

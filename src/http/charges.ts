@@ -1,5 +1,5 @@
 import type { FailureMode } from '../decision.js';
-import { MAX_KEY_BYTES } from '../validate.js';
+import { checkWellFormed, MAX_KEY_BYTES } from '../validate.js';
 import type { NamedRule } from './config.js';
 import type { Charge } from './nested.js';
 import type { CostSpec, RequestInfo } from './options.js';
@@ -38,10 +38,12 @@ async function costOf<Req>(rule: NamedRule<Req>, costs: CostSpec<Req> | undefine
 /**
  * `<name>:<identity>`; when that would exceed the 512-byte key limit (an attacker-sized API
  * key header), `<name>:#<sha256 base64url>` instead, so the key stays deterministic and bounded.
+ * An identity with a lone surrogate is an InvalidKeyError, hashed or not, as in every store.
  * Web Crypto and TextEncoder rather than node:crypto and Buffer, so the Hono adapter runs on
  * runtimes without Node's built-ins.
  */
 export async function storageKey(name: string, identity: string): Promise<string> {
+  checkWellFormed(identity);
   const key = `${name}:${identity}`;
   if (key.length * 3 <= MAX_KEY_BYTES || encoder.encode(key).length <= MAX_KEY_BYTES) return key;
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(identity)));
