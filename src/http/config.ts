@@ -39,9 +39,7 @@ export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<R
   const rules = nameRules(Array.isArray(list) ? list : [list as LimitRule<Req>]);
   if (rules.length === 0) throw new ConfigError('limits must not be empty');
   checkUniqueNames(rules);
-  for (const [name, route] of Object.entries(requireOptions('routes', orDefault(options.routes, {})))) {
-    routeRules(requireOptions(`routes["${name}"]`, route), rules);
-  }
+  for (const route of Object.values(requireOptions('routes', orDefault(options.routes, {})))) routeRules(route, rules);
 
   const proxyHeader = options.proxyHeader ?? 'x-forwarded-for';
   if (proxyHeader !== 'x-forwarded-for' && proxyHeader !== 'forwarded') {
@@ -79,6 +77,7 @@ export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<R
  * @throws {ConfigError} on an invalid route policy.
  */
 export function routeRules<Req>(route: RoutePolicy<Req>, rules: readonly NamedRule<Req>[]): NamedRule<Req>[] {
+  requireOptions('a route policy', route);
   if (route.failureMode !== undefined) checkFailureMode(route.failureMode);
   const { cost } = route;
   if (typeof cost === 'number') requireInteger('route cost', cost, 0);

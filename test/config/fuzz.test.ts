@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { createHttpLimiter } from '../../src/http.js';
+import { rateLimit as expressRateLimit } from '../../src/express.js';
+import { rateLimit as honoRateLimit } from '../../src/hono.js';
+import { createHttpLimiter, nodeRateLimit } from '../../src/http.js';
 import {
   createLeasedLimiter,
   createMemoryLimiter,
@@ -12,6 +14,7 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '../../src/index.js';
+import { rateLimit as koaRateLimit } from '../../src/koa.js';
 import { createHeartbeat, divideAlgorithm, withFailurePolicy } from '../../src/policy/index.js';
 import { createRedisLimiter, createShardedLimiter } from '../../src/redis.js';
 import { useRedisServer } from '../support/redis-server.js';
@@ -240,7 +243,7 @@ describe('every factory throws only typed errors for arbitrary options', () => {
     );
   });
 
-  it('createHttpLimiter (the options every HTTP adapter passes on)', () => {
+  it('createHttpLimiter and the Express, Koa, node:http and Hono factories; checkRoute', () => {
     const limit = fc.constant(null).map(() => ({ limiter: memoryLimiter() }));
     const fields = {
       limiter: limiterArb,
@@ -261,9 +264,19 @@ describe('every factory throws only typed errors for arbitrary options', () => {
       onStoreError: fc.constant(() => {}),
       epochClock: fc.constant(Date.now),
     };
+    const factories: ((options: never) => unknown)[] = [
+      createHttpLimiter,
+      expressRateLimit,
+      koaRateLimit,
+      nodeRateLimit,
+    ];
+    const honoOptions = optionsOf({ ...fields, clientAddress: fc.constant(() => '127.0.0.1') });
     fc.assert(
-      fc.property(optionsOf(fields), (options) => {
-        typedOnly(() => createHttpLimiter(options as never));
+      fc.property(optionsOf(fields), honoOptions, junk, (options, hono, route) => {
+        for (const factory of factories) typedOnly(() => factory(options as never));
+        typedOnly(() => honoRateLimit(hono as never));
+        const http = typedOnly(() => createHttpLimiter(options as never));
+        if (http) typedOnly(() => http.checkRoute(route as never));
       }),
       { numRuns: RUNS },
     );
