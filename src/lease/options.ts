@@ -41,8 +41,8 @@ export interface LeasedLimiterOptions {
   returnIdleMs?: number;
   /**
    * Real-time period (ms) of the one unref'd timer that looks for idle keys: 0..2^31 − 1, default
-   * half of `returnIdleMs`, at least 1 and at most 2^31 − 1. 0 turns the timer off: call `returnIdle()` yourself (tests with
-   * an injected clock do).
+   * half of `returnIdleMs` (at least 1, at most 2^31 − 1). 0 turns the timer off: call
+   * `returnIdle()` yourself (tests with an injected clock do).
    */
   returnCheckIntervalMs?: number;
   /** Most keys held locally (keys are often attacker-controlled). Default 100,000. */

@@ -39,8 +39,8 @@ const dividers: Record<AlgorithmName, (params: readonly number[], n: number) => 
  *
  * Counts are rounded down (90 ÷ 4 → 22 each), so the fleet never exceeds the limit by rounding.
  *
- * @throws {ConfigError} when `algorithm` is not one, `instances` is not a positive integer, the algorithm is unknown,
- * or the divided period is out of the algorithm's range.
+ * @throws {ConfigError} when `algorithm` is not one, `instances` is not a positive integer, the
+ * algorithm is unknown, or the divided period is out of the algorithm's range.
  */
 export function divideAlgorithm(algorithm: Algorithm, instances: number): Algorithm {
   requireAlgorithm('algorithm', algorithm);

@@ -27,7 +27,10 @@ export interface FailurePolicyOptions {
   failure?: FailureMode;
   /** The local limiter used by the `'fallback'` policy: limit ÷ instances. */
   fallback?: LocalFallbackOptions;
-  /** Milliseconds a decision may wait for the store before the policy answers (a timer). Integer in 1..2^31 − 1; default 50. */
+  /**
+   * Milliseconds a decision may wait for the store before the policy answers (a timer).
+   * Integer in 1..2^31 − 1; default 50.
+   */
   deadlineMs?: number;
   /** The circuit breaker: K consecutive failures open it for a cool-down, then one probe. */
   breaker?: BreakerOptions;
