@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import { requireInteger } from '../validate.js';
+import { requireInteger, requireOptions } from '../validate.js';
 import type { Algorithm } from './types.js';
 
 /** Options of {@link fixedWindow}. */
@@ -30,9 +30,10 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  * Pros: the cheapest state; a quota that is easy to explain ("100 per minute, resets 60 s after
  * your first request"). Cons: the 2 × limit boundary burst; no gradual refill.
  *
- * @throws {ConfigError} when limit or windowMs is not a positive integer.
+ * @throws {ConfigError} when options is not an object, limit or windowMs is not a positive integer.
  */
 export function fixedWindow(options: FixedWindowOptions): Algorithm {
+  requireOptions('fixedWindow options', options);
   const limit = requireInteger('limit', options.limit);
   const windowMs = requireInteger('windowMs', options.windowMs, 1, MAX_PERIOD_MS);
 

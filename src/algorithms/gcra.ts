@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js';
-import { requireInteger } from '../validate.js';
+import { ConfigError } from '../errors.js';
+import { orDefault, requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv, floorDiv } from './integer.js';
 import type { Algorithm } from './types.js';
 
@@ -30,12 +31,23 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  * Pros: one number per key, smooth (no window boundary), exact retry-after. Cons: "per period"
  * is a rate, not a calendar quota.
  *
- * @throws {ConfigError} when limit, periodMs or burst is not a positive integer.
+ * Resolution: the emission interval is held in whole µs, so the finest rate is 1 unit per µs
+ * (`limit ≤ periodMs × 1000`); a finer rate is a ConfigError rather than a silently slower one.
+ *
+ * @throws {ConfigError} when options is not an object, limit, periodMs or burst is not a
+ * positive integer (`null` included), or the rate is finer than 1 unit per µs.
  */
 export function gcra(options: GcraOptions): Algorithm {
+  requireOptions('gcra options', options);
   const limit = requireInteger('limit', options.limit);
   const periodMs = requireInteger('periodMs', options.periodMs, 1, MAX_PERIOD_MS);
-  const burst = requireInteger('burst', options.burst ?? limit);
+  const burst = requireInteger('burst', orDefault(options.burst, limit));
+  if (limit > periodMs * 1000) {
+    throw new ConfigError(
+      `limit ${limit} per ${periodMs} ms is an emission interval below 1 µs, the finest the stores hold: ` +
+        `the finest rate is 1 unit per µs (limit at most periodMs × 1000 = ${periodMs * 1000})`,
+    );
+  }
   const intervalUs = Math.ceil((periodMs * 1000) / limit);
   // How far TAT may run ahead of now: burst tolerance τ plus one emission interval.
   const horizonUs = requireInteger('burst × emission interval (µs)', burst * intervalUs);

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
-import { requireInteger } from '../validate.js';
+import { requireInteger, requireOptions } from '../validate.js';
 import { floorDiv } from './integer.js';
 import type { Algorithm } from './types.js';
 
@@ -35,10 +35,11 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  * traffic (unlike the fixed window). Cons: approximate; with small limits the rounding shows
  * (limit 1: the next unit is admitted only once the previous window's weight falls below 1).
  *
- * @throws {ConfigError} when limit or windowMs is not a positive integer, or when
+ * @throws {ConfigError} when options is not an object, limit or windowMs is not a positive integer, or when
  * `(limit + 1) × windowMs` is 2^53 or more.
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): Algorithm {
+  requireOptions('slidingWindowCounter options', options);
   const limit = requireInteger('limit', options.limit);
   const windowMs = requireInteger('windowMs', options.windowMs, 1, MAX_PERIOD_MS);
   if (!Number.isSafeInteger((limit + 1) * windowMs)) {

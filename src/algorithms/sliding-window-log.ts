@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import { requireInteger } from '../validate.js';
+import { requireInteger, requireOptions } from '../validate.js';
 import type { Algorithm } from './types.js';
 
 /** Options of {@link slidingWindowLog}. */
@@ -31,9 +31,10 @@ const MAX_LOG_LIMIT = 1_000_000;
  * `limit`; choose it for small limits that must never be exceeded (logins, payments).
  * Source: the Redis sorted-set log of seed 004, with members made unique without randomness.
  *
- * @throws {ConfigError} when limit (1..1,000,000) or windowMs is not a positive integer.
+ * @throws {ConfigError} when options is not an object, limit (1..1,000,000) or windowMs is not a positive integer.
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
+  requireOptions('slidingWindowLog options', options);
   const limit = requireInteger('limit', options.limit, 1, MAX_LOG_LIMIT);
   const windowMs = requireInteger('windowMs', options.windowMs, 1, MAX_PERIOD_MS);
 

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
-import { requireInteger } from '../validate.js';
+import { requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv } from './integer.js';
 import type { Algorithm } from './types.js';
 
@@ -31,10 +31,11 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  * Pros: burst size and sustained rate are separate dials; smooth, no window boundary. Cons: two
  * numbers per key (GCRA holds the same behaviour in one); "per period" is a rate, not a quota.
  *
- * @throws {ConfigError} when capacity, rate or periodMs is not a positive integer, or when
+ * @throws {ConfigError} when options is not an object, capacity, rate or periodMs is not a positive integer, or when
  * `capacity × periodMs / g` is too large to stay exact (2^52 or more).
  */
 export function tokenBucket(options: TokenBucketOptions): Algorithm {
+  requireOptions('tokenBucket options', options);
   const capacity = requireInteger('capacity', options.capacity);
   const rate = requireInteger('rate', options.rate);
   const periodMs = requireInteger('periodMs', options.periodMs, 1, MAX_PERIOD_MS);

@@ -1,5 +1,5 @@
 import type { FailureMode } from '../decision.js';
-import { MAX_KEY_BYTES } from '../validate.js';
+import { checkWellFormed, MAX_KEY_BYTES } from '../validate.js';
 import type { NamedRule } from './config.js';
 import type { Charge } from './nested.js';
 import type { CostSpec, RequestInfo } from './options.js';
@@ -44,10 +44,12 @@ async function costOf<Req>(rule: NamedRule<Req>, costs: CostSpec<Req> | undefine
  * can name a client's IP bucket or the shared no-address one. When the key would exceed the
  * 512-byte limit (an attacker-sized API key header), `<name>:id#<sha256 base64url>` instead,
  * a namespace of its own, so the key stays deterministic, bounded and unforgeable.
+ * An identity with a lone surrogate is an InvalidKeyError, hashed or not, as in every store.
  * Web Crypto and TextEncoder rather than node:crypto and Buffer, so the Hono adapter runs on
  * runtimes without Node's built-ins.
  */
 export async function storageKey(name: string, identity: string): Promise<string> {
+  checkWellFormed(identity);
   const key = `${name}:id:${identity}`;
   if (key.length * 3 <= MAX_KEY_BYTES || encoder.encode(key).length <= MAX_KEY_BYTES) return key;
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(identity)));

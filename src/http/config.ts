@@ -1,7 +1,7 @@
 import proxyaddr from 'proxy-addr';
 import type { FailureMode } from '../decision.js';
 import { ConfigError } from '../errors.js';
-import { requireInteger } from '../validate.js';
+import { orDefault, requireInteger, requireOptions } from '../validate.js';
 import { checkIpv6Prefix, DEFAULT_IPV6_PREFIX } from './client-ip.js';
 import { checkPolicyName, type LegacyReset, RATELIMIT_DRAFTS, type RateLimitDraft } from './headers.js';
 import type { HttpLimitOptions, LimitRule, RoutePolicy } from './options.js';
@@ -32,6 +32,7 @@ export interface HttpConfig<Req> {
  * @throws {ConfigError} on the first invalid option.
  */
 export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<Req> {
+  requireOptions('rate limit options', options);
   if (options.limiter !== undefined && options.limits !== undefined) {
     throw new ConfigError('give either limiter or limits, not both');
   }
@@ -40,7 +41,7 @@ export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<R
   const rules = nameRules(Array.isArray(list) ? list : [list as LimitRule<Req>]);
   if (rules.length === 0) throw new ConfigError('limits must not be empty');
   checkUniqueNames(rules);
-  for (const route of Object.values(options.routes ?? {})) routeRules(route, rules);
+  for (const route of Object.values(requireOptions('routes', orDefault(options.routes, {})))) routeRules(route, rules);
 
   const proxyHeader = options.proxyHeader ?? 'x-forwarded-for';
   if (proxyHeader !== 'x-forwarded-for' && proxyHeader !== 'forwarded') {
@@ -79,6 +80,7 @@ export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<R
  * @throws {ConfigError} on an invalid route policy.
  */
 export function routeRules<Req>(route: RoutePolicy<Req>, rules: readonly NamedRule<Req>[]): NamedRule<Req>[] {
+  requireOptions('a route policy', route);
   if (route.failureMode !== undefined) checkFailureMode(route.failureMode);
   const { cost } = route;
   if (typeof cost === 'number') requireInteger('route cost', cost, 0);

@@ -32,6 +32,9 @@ export function compileTrust(trust: TrustProxy | undefined): TrustFunction | und
     }
     return trust === 0 ? undefined : (_address, hop) => hop < trust;
   }
+  if (typeof trust !== 'string' && !Array.isArray(trust)) {
+    throw new ConfigError(`trustProxy must be a boolean, hop count, function, string or array, got ${typeof trust}`);
+  }
   const list = typeof trust === 'string' ? trust.split(',').map((entry) => entry.trim()) : [...trust];
   try {
     return proxyaddr.compile(list);

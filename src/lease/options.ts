@@ -1,6 +1,15 @@
 import { ConfigError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
-import { requireInteger } from '../validate.js';
+import {
+  MAX_TIMER_MS,
+  optionalBoolean,
+  orDefault,
+  requireDurationMs,
+  requireFunction,
+  requireInteger,
+  requireLimiter,
+  requireOptions,
+} from '../validate.js';
 
 /** Options of `createLeasedLimiter`. */
 export interface LeasedLimiterOptions {
@@ -31,9 +40,9 @@ export interface LeasedLimiterOptions {
    */
   returnIdleMs?: number;
   /**
-   * Real-time period (ms) of the one unref'd timer that looks for idle keys; default half of
-   * `returnIdleMs`, at least 1. 0 turns the timer off: call `returnIdle()` yourself (tests with
-   * an injected clock do).
+   * Real-time period (ms) of the one unref'd timer that looks for idle keys: 0..2^31 − 1, default
+   * half of `returnIdleMs` (at least 1, at most 2^31 − 1). 0 turns the timer off: call
+   * `returnIdle()` yourself (tests with an injected clock do).
    */
   returnCheckIntervalMs?: number;
   /** Most keys held locally (keys are often attacker-controlled). Default 100,000. */
@@ -56,39 +65,28 @@ export interface LeaseSettings {
 
 /** @throws {ConfigError} on any invalid option. */
 export function readLeaseOptions(options: LeasedLimiterOptions): LeaseSettings {
-  const remote = options?.remote as Partial<Limiter> | undefined;
-  if (
-    typeof remote?.limit !== 'function' ||
-    typeof remote.peek !== 'function' ||
-    typeof remote.reset !== 'function' ||
-    typeof remote.close !== 'function' ||
-    typeof remote.algorithm?.limit !== 'number'
-  ) {
-    throw new ConfigError('remote must be a Limiter');
-  }
+  requireOptions('createLeasedLimiter options', options);
+  const remote = requireLimiter('remote', options.remote);
   const leaseSize = requireInteger('leaseSize', options.leaseSize, 1, remote.algorithm.limit);
-  if (options.adaptive !== undefined && typeof options.adaptive !== 'boolean') {
-    throw new ConfigError('adaptive must be a boolean');
-  }
-  const divisor = requireInteger('adaptiveDivisor', options.adaptiveDivisor ?? 4, 2);
-  const returnIdleMs = requireInteger('returnIdleMs', options.returnIdleMs ?? 0, 0);
+  const adaptive = optionalBoolean('adaptive', options.adaptive, false);
+  const divisor = requireInteger('adaptiveDivisor', orDefault(options.adaptiveDivisor, 4), 2);
+  const returnIdleMs = requireInteger('returnIdleMs', orDefault(options.returnIdleMs, 0), 0);
   if (returnIdleMs > 0 && typeof remote.refund !== 'function') {
     throw new ConfigError(`returnIdleMs needs a remote that takes refunds; '${remote.algorithm.name}' does not`);
   }
-  const returnCheckIntervalMs = requireInteger(
-    'returnCheckIntervalMs',
-    options.returnCheckIntervalMs ?? Math.max(1, Math.floor(returnIdleMs / 2)),
-    0,
-  );
-  const clock = options.clock ?? monotonicClock;
-  if (typeof clock !== 'function') throw new ConfigError('clock must be a function returning ms');
+  // The default check period is capped to what a timer can wait; the idle time itself is not a timer.
+  const defaultCheckMs = Math.min(MAX_TIMER_MS, Math.max(1, Math.floor(returnIdleMs / 2)));
   return {
-    remote: remote as Limiter,
+    remote,
     leaseSize,
-    adaptiveDivisor: options.adaptive ? divisor : 0,
+    adaptiveDivisor: adaptive ? divisor : 0,
     returnIdleMs,
-    returnCheckIntervalMs,
-    maxKeys: requireInteger('maxKeys', options.maxKeys ?? 100_000),
-    clock,
+    returnCheckIntervalMs: requireDurationMs(
+      'returnCheckIntervalMs',
+      orDefault(options.returnCheckIntervalMs, defaultCheckMs),
+      0,
+    ),
+    maxKeys: requireInteger('maxKeys', orDefault(options.maxKeys, 100_000)),
+    clock: requireFunction('clock', orDefault(options.clock, monotonicClock)),
   };
 }

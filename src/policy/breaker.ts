@@ -1,11 +1,14 @@
 import type { Clock } from '../limiter.js';
-import { requireInteger } from '../validate.js';
+import { orDefault, requireDurationMs, requireInteger } from '../validate.js';
 
 /** Options of the circuit breaker in `withFailurePolicy`. */
 export interface BreakerOptions {
   /** Consecutive store failures (errors or timeouts) that open the breaker. Integer ≥ 1; default 5. */
   failureThreshold?: number;
-  /** Milliseconds the breaker stays open before one probe may reach the store. Integer ≥ 1; default 1000. */
+  /**
+   * Milliseconds the breaker stays open before one probe may reach the store. Integer in
+   * 1..2^31 − 1 (the bound of every duration option); default 1000.
+   */
   coolDownMs?: number;
 }
 
@@ -42,8 +45,8 @@ export interface Breaker {
  * @throws {ConfigError} on invalid options.
  */
 export function createBreaker(options: BreakerOptions, clock: Clock): Breaker {
-  const failureThreshold = requireInteger('breaker.failureThreshold', options.failureThreshold ?? 5);
-  const coolDownMs = requireInteger('breaker.coolDownMs', options.coolDownMs ?? 1000);
+  const failureThreshold = requireInteger('breaker.failureThreshold', orDefault(options.failureThreshold, 5));
+  const coolDownMs = requireDurationMs('breaker.coolDownMs', orDefault(options.coolDownMs, 1000));
   let state: BreakerState = 'closed';
   let failures = 0;
   let openUntil = 0;

@@ -5,7 +5,7 @@ import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js';
 import { ConfigError } from '../errors.js';
-import { requireInteger } from '../validate.js';
+import { requireAlgorithm, requireInteger } from '../validate.js';
 
 /** One instance's share of a count: at least 1, so every instance can admit something. */
 const share = (units: number, n: number) => Math.max(1, Math.floor(units / n));
@@ -39,10 +39,11 @@ const dividers: Record<AlgorithmName, (params: readonly number[], n: number) => 
  *
  * Counts are rounded down (90 ÷ 4 → 22 each), so the fleet never exceeds the limit by rounding.
  *
- * @throws {ConfigError} when `instances` is not a positive integer, the algorithm is unknown,
- * or the divided period is out of the algorithm's range.
+ * @throws {ConfigError} when `algorithm` is not one, `instances` is not a positive integer, the
+ * algorithm is unknown, or the divided period is out of the algorithm's range.
  */
 export function divideAlgorithm(algorithm: Algorithm, instances: number): Algorithm {
+  requireAlgorithm('algorithm', algorithm);
   const n = requireInteger('instances', instances);
   if (n === 1) return algorithm;
   const divide = Object.hasOwn(dividers, algorithm.name) ? dividers[algorithm.name] : undefined;

@@ -2,7 +2,7 @@ import type { Algorithm } from '../algorithms/types.js';
 import { ConfigError } from '../errors.js';
 import type { Clock } from '../limiter.js';
 import { createMemoryLimiter, type MemoryLimiter } from '../stores/memory/memory-limiter.js';
-import { requireInteger } from '../validate.js';
+import { orDefault, requireFunction, requireInteger } from '../validate.js';
 import { divideAlgorithm } from './divide.js';
 
 /** Anything that knows how many instances share the limit now, e.g. a heartbeat registry. */
@@ -48,9 +48,11 @@ export function createLocalFallback(primary: Algorithm, options: LocalFallbackOp
         ? () => instances.instances()
         : undefined;
   if (count === undefined) throw new ConfigError('fallback.instances must be an integer ≥ 1 or an InstanceCount');
-  const build = options.algorithm ?? ((n: number) => divideAlgorithm(primary, n));
-  if (typeof build !== 'function') throw new ConfigError('fallback.algorithm must be a function');
-  const maxKeys = requireInteger('fallback.maxKeys', options.maxKeys ?? 100_000);
+  const build = requireFunction(
+    'fallback.algorithm',
+    orDefault(options.algorithm, (n: number) => divideAlgorithm(primary, n)),
+  );
+  const maxKeys = requireInteger('fallback.maxKeys', orDefault(options.maxKeys, 100_000));
   const create = (n: number) => ({
     instances: n,
     limiter: createMemoryLimiter({ algorithm: build(n), maxKeys, clock }),

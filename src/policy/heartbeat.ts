@@ -3,7 +3,7 @@ import { ConfigError, StoreUnavailableError } from '../errors.js';
 import { toScriptClient } from '../stores/redis/client.js';
 import { runScript } from '../stores/redis/script.js';
 import { heartbeatScript } from '../stores/redis/scripts/heartbeat.js';
-import { requireInteger } from '../validate.js';
+import { orDefault, requireDurationMs, requireInteger, requireOptions } from '../validate.js';
 import { withDeadline } from './deadline.js';
 import type { InstanceCount } from './fallback.js';
 
@@ -17,7 +17,7 @@ export interface HeartbeatOptions {
   prefix?: string;
   /** This instance's id in the registry. Default a random UUID. */
   instanceId?: string;
-  /** Milliseconds between beats (one round trip each). Integer ≥ 100; default 5,000. */
+  /** Milliseconds between beats (one round trip each; a timer). Integer in 100..2^31 − 1; default 5,000. */
   intervalMs?: number;
   /** Milliseconds after its last beat when an instance stops counting. Integer > intervalMs; default 3 × intervalMs. */
   ttlMs?: number;
@@ -66,13 +66,14 @@ export interface Heartbeat extends InstanceCount {
  * @throws {ConfigError} on invalid options.
  */
 export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
+  requireOptions('createHeartbeat options', options);
   const client = toScriptClient(options.client);
-  const intervalMs = requireInteger('intervalMs', options.intervalMs ?? 5000, 100);
-  const ttlMs = requireInteger('ttlMs', options.ttlMs ?? 3 * intervalMs, intervalMs + 1);
-  const assumed = requireInteger('assumeInstances', options.assumeInstances ?? 1);
-  const name = options.name ?? 'default';
-  const prefix = options.prefix ?? 'sluice:instances:';
-  const instanceId = options.instanceId ?? randomUUID();
+  const intervalMs = requireDurationMs('intervalMs', orDefault(options.intervalMs, 5000), 100);
+  const ttlMs = requireInteger('ttlMs', orDefault(options.ttlMs, 3 * intervalMs), intervalMs + 1);
+  const assumed = requireInteger('assumeInstances', orDefault(options.assumeInstances, 1));
+  const name = orDefault(options.name, 'default');
+  const prefix = orDefault(options.prefix, 'sluice:instances:');
+  const instanceId = orDefault(options.instanceId, randomUUID());
   for (const [field, value] of [
     ['name', name],
     ['prefix', prefix],

@@ -1,7 +1,16 @@
 import type { Decision, DegradedReason, FailureMode, LimitOptions } from '../decision.js';
 import { ConfigError, StoreUnavailableError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
-import { checkKey, costOf, requireInteger } from '../validate.js';
+import {
+  checkKey,
+  costOf,
+  optionalBoolean,
+  orDefault,
+  requireDurationMs,
+  requireFunction,
+  requireLimiter,
+  requireOptions,
+} from '../validate.js';
 import { type BreakerOptions, type BreakerState, createBreaker } from './breaker.js';
 import { TIMED_OUT, withDeadline } from './deadline.js';
 import { createLocalFallback, type LocalFallbackOptions } from './fallback.js';
@@ -18,7 +27,10 @@ export interface FailurePolicyOptions {
   failure?: FailureMode;
   /** The local limiter used by the `'fallback'` policy: limit ÷ instances. */
   fallback?: LocalFallbackOptions;
-  /** Milliseconds a decision may wait for the store before the policy answers. Integer ≥ 1; default 50. */
+  /**
+   * Milliseconds a decision may wait for the store before the policy answers (a timer).
+   * Integer in 1..2^31 − 1; default 50.
+   */
   deadlineMs?: number;
   /** The circuit breaker: K consecutive failures open it for a cool-down, then one probe. */
   breaker?: BreakerOptions;
@@ -144,23 +156,31 @@ const MODES: readonly FailureMode[] = ['open', 'closed', 'fallback'];
  * under the same deadline and breaker, and reject with {@link StoreUnavailableError} when it
  * cannot answer (no policy can refund). `close()` closes the wrapped limiter too.
  *
- * @throws {ConfigError} on invalid options, `failure: 'fallback'` without `fallback`, or an
+ * @throws {ConfigError} when `limiter` is not a Limiter, on invalid options (naming the option;
+ * durations above 2^31 − 1 ms included), `failure: 'fallback'` without `fallback`, or an
  * algorithm the local fallback cannot divide. Calls reject with `ConfigError` for an unknown
  * per-call `failure`, and with the wrapped limiter's typed errors for invalid keys and costs.
  */
 export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOptions = {}): PolicyLimiter {
-  const clock = options.clock ?? monotonicClock;
-  const deadlineMs = requireInteger('deadlineMs', options.deadlineMs ?? 50);
-  const breaker = createBreaker(options.breaker ?? {}, clock);
-  const fallback = options.fallback ? createLocalFallback(limiter.algorithm, options.fallback, clock) : undefined;
+  requireLimiter('limiter', limiter);
+  requireOptions('withFailurePolicy options', options);
+  const clock = requireFunction('clock', orDefault(options.clock, monotonicClock));
+  const deadlineMs = requireDurationMs('deadlineMs', orDefault(options.deadlineMs, 50));
+  const breaker = createBreaker(requireOptions('breaker', orDefault(options.breaker, {})), clock);
+  const fallback =
+    options.fallback === undefined
+      ? undefined
+      : createLocalFallback(limiter.algorithm, requireOptions('fallback', options.fallback), clock);
   const modeOf = (mode: unknown): FailureMode => {
     if (!MODES.includes(mode as FailureMode)) throw new ConfigError(`failure must be one of ${MODES.join(', ')}`);
     if (mode === 'fallback' && !fallback) throw new ConfigError("failure 'fallback' needs the fallback option");
     return mode as FailureMode;
   };
-  const defaultMode = modeOf(options.failure ?? (fallback ? 'fallback' : 'open'));
-  const { onDegraded, onShadowDeny, shadow = false } = options;
-  let warned = options.warn === false || onDegraded !== undefined;
+  const defaultMode = modeOf(orDefault(options.failure, fallback ? 'fallback' : 'open'));
+  const onDegraded = requireFunction('onDegraded', options.onDegraded, true);
+  const onShadowDeny = requireFunction('onShadowDeny', options.onShadowDeny, true);
+  const shadow = optionalBoolean('shadow', options.shadow, false);
+  let warned = !optionalBoolean('warn', options.warn, true) || onDegraded !== undefined;
   const limit = limiter.algorithm.limit;
   const candidate = limiter as Limiter & Partial<SyncPath>;
   const sync = typeof candidate.tryLimit === 'function' ? (candidate as Limiter & SyncPath) : undefined;

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { ConfigError } from '../../errors.js';
+import { requireOptions } from '../../validate.js';
 import { createHttpLimiter } from '../core.js';
 import type { HttpLimitOptions } from '../options.js';
 
@@ -29,7 +30,7 @@ function handlerRoute(c: Context): string | undefined {
  * @throws {ConfigError} on invalid options (including a missing `clientAddress`).
  */
 export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
-  const { clientAddress } = options;
+  const { clientAddress } = requireOptions('rateLimit options', options);
   if (typeof clientAddress !== 'function') {
     throw new ConfigError('clientAddress is required: a function (c) => socket address, e.g. from getConnInfo');
   }

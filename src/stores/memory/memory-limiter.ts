@@ -1,7 +1,16 @@
 import type { Algorithm } from '../../algorithms/types.js';
 import { type Decision, type LimitOptions, peekDecision } from '../../decision.js';
 import { type Clock, monotonicClock, type SyncLimiter } from '../../limiter.js';
-import { checkKey, costOf, requireInteger } from '../../validate.js';
+import {
+  checkKey,
+  costOf,
+  orDefault,
+  requireAlgorithm,
+  requireDurationMs,
+  requireFunction,
+  requireInteger,
+  requireOptions,
+} from '../../validate.js';
 import { createSlotTable } from './slot-table.js';
 
 /** Options of {@link createMemoryLimiter}. */
@@ -17,7 +26,7 @@ export interface MemoryLimiterOptions {
   /** Milliseconds clock; default monotonic `performance.now()`. Read once per call. */
   clock?: Clock;
   /**
-   * How often (ms) one unref'd timer drops expired keys; 0 turns it off. Default 10,000.
+   * How often (ms) one unref'd timer drops expired keys: 0 (off) to 2^31 − 1. Default 10,000.
    * Correctness never depends on it: expiry is judged from the state's timestamps.
    */
   pruneIntervalMs?: number;
@@ -35,13 +44,16 @@ export interface MemoryLimiter extends SyncLimiter {
  * A limiter whose state lives in this process: exact for one process, and `N ×` the limit
  * across N processes (use `sluice/redis` for a fleet).
  *
- * @throws {ConfigError} on invalid options.
+ * @throws {ConfigError} on invalid options, naming the option: options not an object, an
+ * `algorithm` that is not one, `maxKeys` not an integer ≥ 1, `pruneIntervalMs` not an integer in
+ * 0..2^31 − 1, `clock` not a function. `null` is not a default.
  */
 export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimiter {
-  const { algorithm } = options;
-  const maxKeys = requireInteger('maxKeys', options.maxKeys ?? 100_000);
-  const pruneIntervalMs = requireInteger('pruneIntervalMs', options.pruneIntervalMs ?? 10_000, 0);
-  const clock = options.clock ?? monotonicClock;
+  requireOptions('createMemoryLimiter options', options);
+  const algorithm = requireAlgorithm('algorithm', options.algorithm);
+  const maxKeys = requireInteger('maxKeys', orDefault(options.maxKeys, 100_000));
+  const pruneIntervalMs = requireDurationMs('pruneIntervalMs', orDefault(options.pruneIntervalMs, 10_000), 0);
+  const clock = requireFunction('clock', orDefault(options.clock, monotonicClock));
   const width = algorithm.slots;
   const table = createSlotTable(width, maxKeys, algorithm.freshAtMs);
   // Decides for keys not in the table, so a denied stranger never takes a slot.

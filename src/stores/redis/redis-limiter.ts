@@ -2,7 +2,15 @@ import type { Algorithm } from '../../algorithms/types.js';
 import { type Decision, peekDecision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
 import type { Limiter } from '../../limiter.js';
-import { checkKey, costOf, requireInteger } from '../../validate.js';
+import {
+  checkKey,
+  costOf,
+  optionalBoolean,
+  orDefault,
+  requireAlgorithm,
+  requireInteger,
+  requireOptions,
+} from '../../validate.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';
@@ -43,14 +51,17 @@ export interface RedisLimiterOptions {
  * (the time until the key is fresh again); a denial writes nothing, beyond dropping a key found
  * without a TTL (one Sluice did not write).
  *
- * @throws {ConfigError} on invalid options or an algorithm without a Redis script.
+ * @throws {ConfigError} on invalid options, naming the option (options not an object, a client
+ * or `algorithm` that is not one, `prefix` not a string, an unknown `clock`, invalid `batch`),
+ * or an algorithm without a Redis script.
  */
 export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
-  const { algorithm } = options;
+  requireOptions('createRedisLimiter options', options);
   const client = toScriptClient(options.client);
-  const script = scripts[algorithm.name];
+  const algorithm = requireAlgorithm('algorithm', options.algorithm);
+  const script = Object.hasOwn(scripts, algorithm.name) ? scripts[algorithm.name] : undefined;
   if (!script) throw new ConfigError(`no Redis script for algorithm '${algorithm.name}'`);
-  const prefix = options.prefix ?? `sluice:${algorithm.name}:`;
+  const prefix = orDefault(options.prefix, `sluice:${algorithm.name}:`);
   if (typeof prefix !== 'string') throw new ConfigError('prefix must be a string');
   const clock = options.clock === 'client' ? Date.now : options.clock === 'server' ? undefined : options.clock;
   if (clock !== undefined && typeof clock !== 'function') {
@@ -137,13 +148,9 @@ function batcherOf(
 ): Batcher<Decision> | undefined {
   const { batch } = options;
   if (batch === undefined || batch === false) return undefined;
-  const settings: BatchOptions = batch === true ? {} : batch;
-  if (typeof settings !== 'object' || settings === null)
-    throw new ConfigError('batch must be a boolean or BatchOptions');
-  const bySlot = settings.bySlot ?? isClusterClient(options.client);
-  if (typeof bySlot !== 'boolean') throw new ConfigError('batch.bySlot must be a boolean');
-  const byNode = settings.byNode ?? false;
-  if (typeof byNode !== 'boolean') throw new ConfigError('batch.byNode must be a boolean');
+  const settings: BatchOptions = batch === true ? {} : requireOptions('batch (a boolean or BatchOptions)', batch);
+  const bySlot = optionalBoolean('batch.bySlot', settings.bySlot, isClusterClient(options.client));
+  const byNode = optionalBoolean('batch.byNode', settings.byNode, false);
   const nodes = byNode ? clusterNodesOf(options.client) : undefined;
   if (byNode && nodes === undefined) {
     throw new ConfigError('batch.byNode needs an ioredis/iovalkey Cluster or node-redis createCluster client');
@@ -152,7 +159,7 @@ function batcherOf(
     throw new ConfigError('batch.byNode falls back per slot: bySlot cannot be false');
   return createBatcher(client, script, options.algorithm.scriptParams, {
     read,
-    maxDecisions: requireInteger('batch.maxDecisions', settings.maxDecisions ?? 64, 1, 1000),
+    maxDecisions: requireInteger('batch.maxDecisions', orDefault(settings.maxDecisions, 64), 1, 1000),
     bySlot,
     byNode: nodes && { nodes, script: perNodeScript(script) },
   });

@@ -3,7 +3,14 @@ import type { Decision, LimitOptions } from '../../decision.js';
 import { ConfigError } from '../../errors.js';
 import type { Limiter } from '../../limiter.js';
 import { divideAlgorithm } from '../../policy/divide.js';
-import { checkKey } from '../../validate.js';
+import {
+  checkKey,
+  requireAlgorithm,
+  requireFunction,
+  requireInteger,
+  requireLimiter,
+  requireOptions,
+} from '../../validate.js';
 
 /** Options of {@link createShardedLimiter}. */
 export interface ShardedLimiterOptions {
@@ -41,16 +48,16 @@ const MAX_SHARDS = 1024;
  * the algorithm has no divided form (GCRA has).
  */
 export function createShardedLimiter(options: ShardedLimiterOptions): Limiter {
-  const { algorithm, shards } = options;
-  if (!Number.isInteger(shards) || shards < 2 || shards > MAX_SHARDS) {
-    throw new ConfigError(`shards must be an integer in 2..${MAX_SHARDS}, got ${String(shards)}`);
-  }
+  requireOptions('createShardedLimiter options', options);
+  const algorithm = requireAlgorithm('algorithm', options.algorithm);
+  const shards = requireInteger('shards', options.shards, 2, MAX_SHARDS);
+  const create = requireFunction('create', options.create);
   if (shards > algorithm.limit) {
     throw new ConfigError(
       `shards (${shards}) must not exceed the burst (${algorithm.limit}): each sub-key needs 1 unit`,
     );
   }
-  const inner = options.create(divideAlgorithm(algorithm, shards));
+  const inner = requireLimiter('what create returned', create(divideAlgorithm(algorithm, shards)));
   const limit = inner.algorithm.limit * shards;
   let next = Math.floor(Math.random() * shards);
   const subKey = (key: string, shard: number) => `${key}#${shard}`;

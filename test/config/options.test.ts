@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  createLeasedLimiter,
+  createMemoryLimiter,
+  fixedWindow,
+  gcra,
+  InvalidCostError,
+  slidingWindowCounter,
+  slidingWindowLog,
+  tokenBucket,
+} from '../../src/index.js';
+import { createHeartbeat, withFailurePolicy } from '../../src/policy/index.js';
+import { createRedisLimiter } from '../../src/redis.js';
+
+const memory = () =>
+  createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }), clock: () => 0, pruneIntervalMs: 0 });
+
+/** Runs `build` and returns what it threw (so the test can check type and message). */
+function thrownBy(build: () => unknown): unknown {
+  try {
+    build();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe('factories called without options throw ConfigError, not TypeError (issue 12 item 6)', () => {
+  const builders = { gcra, tokenBucket, fixedWindow, slidingWindowLog, slidingWindowCounter };
+  for (const [name, builder] of Object.entries(builders)) {
+    it(`${name}() and ${name}(null)`, () => {
+      for (const options of [undefined, null]) {
+        const error = thrownBy(() => builder(options as never));
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as Error).message).toMatch(/options/);
+      }
+    });
+  }
+
+  it.each<[string, () => unknown]>([
+    ['createMemoryLimiter()', () => createMemoryLimiter(undefined as never)],
+    ['createRedisLimiter()', () => createRedisLimiter(undefined as never)],
+    ['createLeasedLimiter()', () => createLeasedLimiter(undefined as never)],
+    ['createHeartbeat()', () => createHeartbeat(undefined as never)],
+    ['withFailurePolicy(undefined)', () => withFailurePolicy(undefined as never)],
+    ['withFailurePolicy(limiter, null)', () => withFailurePolicy(memory(), null as never)],
+  ])('%s', (_name, build) => {
+    expect(thrownBy(build)).toBeInstanceOf(ConfigError);
+  });
+});
+
+describe('bad options are rejected at construction, naming the option (issue 12 item 6)', () => {
+  it.each<[string, () => unknown, RegExp]>([
+    ['memory algorithm: {}', () => createMemoryLimiter({ algorithm: {} as never }), /^algorithm must be an Algorithm/],
+    [
+      'redis algorithm: {}',
+      () => createRedisLimiter({ client: { evalsha: async () => 0, eval: async () => 0 }, algorithm: {} as never }),
+      /^algorithm must be an Algorithm/,
+    ],
+    [
+      "memory clock: 'x'",
+      () => createMemoryLimiter({ algorithm: gcra({ limit: 1, periodMs: 1 }), clock: 'x' as never }),
+      /^clock must be a function/,
+    ],
+    ["policy clock: 'x'", () => withFailurePolicy(memory(), { clock: 'x' as never }), /^clock must be a function/],
+    ['burst: null', () => gcra({ limit: 10, periodMs: 1000, burst: null as never }), /^burst must be an integer/],
+    [
+      'maxKeys: null',
+      () => createMemoryLimiter({ algorithm: gcra({ limit: 1, periodMs: 1 }), maxKeys: null as never }),
+      /^maxKeys must be an integer/,
+    ],
+    ['deadlineMs: null', () => withFailurePolicy(memory(), { deadlineMs: null as never }), /^deadlineMs must be/],
+    ['breaker: 5', () => withFailurePolicy(memory(), { breaker: 5 as never }), /^breaker must be an options object/],
+    ['shadow: "yes"', () => withFailurePolicy(memory(), { shadow: 'yes' as never }), /^shadow must be a boolean/],
+    ['onDegraded: 1', () => withFailurePolicy(memory(), { onDegraded: 1 as never }), /^onDegraded must be a function/],
+    [
+      'leased remote: undefined',
+      () => createLeasedLimiter({ remote: undefined as never, leaseSize: 1 }),
+      /^remote must be a Limiter/,
+    ],
+  ])('%s', (_name, build, message) => {
+    const error = thrownBy(build);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+  });
+});
+
+describe('cost: null rejects with InvalidCostError instead of costing 1 (issue 12 item 6)', () => {
+  it('memory, synchronous and asynchronous', async () => {
+    const limiter = memory();
+    expect(() => limiter.limitSync('k', { cost: null as never })).toThrow(InvalidCostError);
+    await expect(limiter.limit('k', { cost: null as never })).rejects.toBeInstanceOf(InvalidCostError);
+    expect(limiter.peekSync('k').remaining).toBe(10);
+  });
+
+  it('leased and policy-wrapped', async () => {
+    const leased = createLeasedLimiter({ remote: memory(), leaseSize: 2 });
+    expect(() => leased.tryLimit('k', { cost: null as never })).toThrow(InvalidCostError);
+    await expect(leased.limit('k', { cost: null as never })).rejects.toBeInstanceOf(InvalidCostError);
+    const policy = withFailurePolicy(memory());
+    await expect(policy.limit('k', { cost: null as never })).rejects.toBeInstanceOf(InvalidCostError);
+  });
+});
+
+describe('a rate finer than the stores hold is a ConfigError that names the finest rate (issue 12 item 6)', () => {
+  it('gcra({ limit: 2 ** 31, periodMs: 1 }): the emission interval would be 1 µs, a 2-million-fold slower rate', () => {
+    const error = thrownBy(() => gcra({ limit: 2 ** 31, periodMs: 1 }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/finest rate is 1 unit per µs \(limit at most periodMs × 1000 = 1000\)/);
+  });
+
+  it('the boundary: 1000 per ms is held exactly, 1001 per ms is refused', () => {
+    const finest = createMemoryLimiter({ algorithm: gcra({ limit: 1000, periodMs: 1 }), clock: () => 0 });
+    let admitted = 0;
+    while (finest.limitSync('k').allowed) admitted++;
+    expect(admitted).toBe(1000);
+    expect(() => gcra({ limit: 1001, periodMs: 1 })).toThrow(ConfigError);
+    expect(() => gcra({ limit: 60_000_001, periodMs: 60_000 })).toThrow(ConfigError);
+    expect(gcra({ limit: 60_000_000, periodMs: 60_000 }).scriptParams[0]).toBe(1);
+  });
+
+  it('the token bucket and the windows count in whole units, so no rate is too fine for them', () => {
+    const bucket = createMemoryLimiter({
+      algorithm: tokenBucket({ capacity: 10, rate: 2 ** 31, periodMs: 1 }),
+      clock: () => 0,
+    });
+    expect(bucket.limitSync('k', { cost: 10 }).allowed).toBe(true);
+    expect(fixedWindow({ limit: 2 ** 31, windowMs: 1 }).limit).toBe(2 ** 31);
+    expect(slidingWindowCounter({ limit: 2 ** 31, windowMs: 1 }).limit).toBe(2 ** 31);
+  });
+});
