@@ -1,6 +1,7 @@
 import type { Algorithm } from '../../algorithms/types.js';
 import { type Decision, type LimitOptions, peekDecision } from '../../decision.js';
-import { type Clock, monotonicClock, type SyncLimiter } from '../../limiter.js';
+import { ClockError } from '../../errors.js';
+import { type Clock, monotonicClock, readClock, type SyncLimiter } from '../../limiter.js';
 import { checkKey, costOf, requireInteger } from '../../validate.js';
 import { createSlotTable } from './slot-table.js';
 
@@ -14,7 +15,10 @@ export interface MemoryLimiterOptions {
    * request then starts fresh. Default 100,000.
    */
   maxKeys?: number;
-  /** Milliseconds clock; default monotonic `performance.now()`. Read once per call. */
+  /**
+   * Milliseconds clock; default monotonic `performance.now()`. Read once per call; a reading
+   * that is not a number in 0..`MAX_CLOCK_MS` makes that call throw {@link ClockError}.
+   */
   clock?: Clock;
   /**
    * How often (ms) one unref'd timer drops expired keys; 0 turns it off. Default 10,000.
@@ -35,6 +39,9 @@ export interface MemoryLimiter extends SyncLimiter {
  * A limiter whose state lives in this process: exact for one process, and `N ×` the limit
  * across N processes (use `sluice/redis` for a fleet).
  *
+ * Calls throw (or reject with) {@link ClockError} for a clock reading they cannot use; the
+ * reading is never written into state.
+ *
  * @throws {ConfigError} on invalid options.
  */
 export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimiter {
@@ -49,7 +56,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
 
   const decide = (key: string, cost: number): Decision => {
     checkKey(key);
-    const nowMs = Math.floor(clock());
+    const nowMs = readClock(clock);
     const slot = table.find(key);
     if (slot !== -1) return algorithm.decide(table.state, slot * width, nowMs, cost, true);
     scratch.fill(0);
@@ -63,7 +70,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   const limitSync = (key: string, limitOptions?: LimitOptions): Decision => decide(key, costOf(limitOptions));
   const peekSync = (key: string): Decision => {
     checkKey(key);
-    const nowMs = Math.floor(clock());
+    const nowMs = readClock(clock);
     const slot = table.find(key);
     if (slot === -1) scratch.fill(0);
     const state = slot === -1 ? scratch : table.state;
@@ -81,13 +88,21 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   const refundSync = (key: string, units: number): void => {
     checkKey(key);
     costOf({ cost: units });
+    const nowMs = readClock(clock);
     const slot = table.find(key);
-    if (slot !== -1 && units > 0) refund?.(table.state, slot * width, Math.floor(clock()), units);
+    if (slot !== -1 && units > 0) refund?.(table.state, slot * width, nowMs, units);
   };
 
   let timer: ReturnType<typeof setInterval> | undefined;
   if (pruneIntervalMs > 0) {
-    timer = setInterval(() => table.prune(Math.floor(clock())), pruneIntervalMs);
+    // A bad reading skips this round: pruning at +Infinity would drop every key.
+    timer = setInterval(() => {
+      try {
+        table.prune(readClock(clock));
+      } catch (error) {
+        if (!(error instanceof ClockError)) throw error;
+      }
+    }, pruneIntervalMs);
     timer.unref();
   }
 
@@ -103,7 +118,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     peek: (key) => settle(() => peekSync(key)),
     reset: (key) => settle(() => resetSync(key)),
     ...(refund && { refund: (key: string, units: number) => settle(() => refundSync(key, units)) }),
-    prune: () => table.prune(Math.floor(clock())),
+    prune: () => table.prune(readClock(clock)),
     close() {
       clearInterval(timer);
       return Promise.resolve();
