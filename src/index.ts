@@ -3,7 +3,7 @@ export { type GcraOptions, gcra } from './algorithms/gcra.js';
 export { type SlidingWindowCounterOptions, slidingWindowCounter } from './algorithms/sliding-window-counter.js';
 export { type SlidingWindowLogOptions, slidingWindowLog } from './algorithms/sliding-window-log.js';
 export { type TokenBucketOptions, tokenBucket } from './algorithms/token-bucket.js';
-export type { Algorithm, AlgorithmName } from './algorithms/types.js';
+export type { Algorithm, AlgorithmName, StateGrowth } from './algorithms/types.js';
 export type { Decision, DegradedReason, FailureMode, LimitOptions } from './decision.js';
 export {
   ClockError,
