@@ -7,6 +7,7 @@
  * | `ERR_SLUICE_CONFIG` | {@link ConfigError} | a limiter or store is constructed with invalid options |
  * | `ERR_SLUICE_INVALID_KEY` | {@link InvalidKeyError} | a key is not a string, is empty, or is longer than 512 UTF-8 bytes |
  * | `ERR_SLUICE_INVALID_COST` | {@link InvalidCostError} | a cost is negative, NaN, non-integer or above `Number.MAX_SAFE_INTEGER` |
+ * | `ERR_SLUICE_CLOCK` | {@link ClockError} | a limiter's clock read NaN, ±Infinity, a negative number or a time past {@link MAX_CLOCK_MS} |
  * | `ERR_SLUICE_STORE_UNAVAILABLE` | {@link StoreUnavailableError} | the shared store failed or answered something unreadable; `cause` holds the original error |
  */
 export class SluiceError extends Error {
@@ -38,6 +39,17 @@ export class InvalidKeyError extends SluiceError {
 export class InvalidCostError extends SluiceError {
   constructor(message: string) {
     super('ERR_SLUICE_INVALID_COST', message);
+  }
+}
+
+/**
+ * Rejected by a call whose clock reading is unusable: not a finite number, negative, or past
+ * `MAX_CLOCK_MS`. The reading is refused for that call only; nothing was read or written, so
+ * the next call with a good reading decides as if the bad one never happened.
+ */
+export class ClockError extends SluiceError {
+  constructor(message: string) {
+    super('ERR_SLUICE_CLOCK', message);
   }
 }
 

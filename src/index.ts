@@ -3,9 +3,10 @@ export { type GcraOptions, gcra } from './algorithms/gcra.js';
 export { type SlidingWindowCounterOptions, slidingWindowCounter } from './algorithms/sliding-window-counter.js';
 export { type SlidingWindowLogOptions, slidingWindowLog } from './algorithms/sliding-window-log.js';
 export { type TokenBucketOptions, tokenBucket } from './algorithms/token-bucket.js';
-export type { Algorithm, AlgorithmName } from './algorithms/types.js';
+export type { Algorithm, AlgorithmName, StateGrowth } from './algorithms/types.js';
 export type { Decision, DegradedReason, FailureMode, LimitOptions } from './decision.js';
 export {
+  ClockError,
   ConfigError,
   InvalidCostError,
   InvalidKeyError,
@@ -16,7 +17,7 @@ export { createLeasedLimiter, type LeasedLimiter } from './lease/leased-limiter.
 export type { LeasedLimiterOptions } from './lease/options.js';
 export { emissionIntervalMs } from './lease/remote-model.js';
 export type { LeaseStats } from './lease/stats.js';
-export { type Clock, type Limiter, monotonicClock, type SyncLimiter } from './limiter.js';
+export { type Clock, type Limiter, MAX_CLOCK_MS, monotonicClock, type SyncLimiter } from './limiter.js';
 export {
   createMemoryLimiter,
   type MemoryLimiter,

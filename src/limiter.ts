@@ -1,5 +1,6 @@
 import type { Algorithm } from './algorithms/types.js';
 import type { Decision, LimitOptions } from './decision.js';
+import { ClockError } from './errors.js';
 
 /**
  * What every Sluice limiter answers, whatever its algorithm or store.
@@ -46,3 +47,25 @@ export type Clock = () => number;
 
 /** The default local clock: monotonic, immune to wall-clock steps. */
 export const monotonicClock: Clock = () => performance.now();
+
+/**
+ * The latest clock reading a limiter accepts: 2^52 µs (about the year 2112 on an epoch clock),
+ * so times in microseconds (GCRA's TAT) plus any horizon stay exact integers.
+ */
+export const MAX_CLOCK_MS = Math.floor(2 ** 52 / 1000);
+
+/**
+ * Reads `clock` once, as whole milliseconds. One bad reading written into a key's state would
+ * corrupt it for good (NaN compares false, so a key admits or denies forever; a far-future time
+ * holds it denied until then), so a reading that is not a number in 0..{@link MAX_CLOCK_MS} is
+ * refused for this call. A reading behind an earlier one is accepted: every core counts from
+ * its state's newest time instead, so stored time never moves backwards.
+ *
+ * @throws {ClockError} when the reading is NaN, ±Infinity, negative or past `MAX_CLOCK_MS`.
+ */
+export function readClock(clock: Clock): number {
+  const reading = clock();
+  // Comparisons are false for NaN, so NaN falls through with the rest.
+  if (typeof reading === 'number' && reading >= 0 && reading <= MAX_CLOCK_MS) return Math.floor(reading);
+  throw new ClockError(`the clock read ${String(reading)}; a reading must be a number of ms in 0..${MAX_CLOCK_MS}`);
+}

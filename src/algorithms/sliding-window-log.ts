@@ -4,25 +4,28 @@ import type { Algorithm } from './types.js';
 
 /** Options of {@link slidingWindowLog}. */
 export interface SlidingWindowLogOptions {
-  /** Units admitted in any window. Integer ≥ 1; the memory store holds `limit` timestamps per key. */
+  /** Units admitted in any window. Integer ≥ 1; the memory store holds up to `limit` timestamps per key. */
   limit: number;
   /** Window length, in milliseconds. Integer ≥ 1. */
   windowMs: number;
 }
 
 const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
-/** 8 MB of state per key in the memory store; a larger log belongs in Redis or in a counter. */
+/** At most 8 MB of state per key in the memory store; a larger log belongs in Redis or in a counter. */
 const MAX_LOG_LIMIT = 1_000_000;
+/** [length, head] before the ring. */
+const HEADER = 2;
 
 /**
  * Sliding window log: remembers the time of every admitted unit and admits a request of cost c
  * at t when the units admitted in `(t − windowMs, t]` plus c are at most `limit`. Exact: no
  * interval of length `windowMs` ever holds more than `limit` units.
  *
- * Memory store: each key holds a ring of `limit` timestamps (one per admitted unit) plus its
- * length and head, `8 × (limit + 2)` bytes, reserved whether used or not, so the store's one
- * `Float64Array` layout holds it. Redis: a sorted set with one member per admitted request
- * (`stores/redis/scripts/sliding-window-log.ts`). Both are O(limit) per key: the cost of exactness.
+ * Memory store: each key holds a ring of timestamps (one per admitted unit in the window) plus its
+ * length and head, in an array of its own that grows by doubling with the units the key holds,
+ * up to `8 × (limit + 2)` bytes; the store's `maxBytes` bounds the sum over keys. Redis: a sorted
+ * set with one member per millisecond with admissions (`stores/redis/scripts/sliding-window-log.ts`).
+ * Both are O(limit) per key at worst: the cost of exactness.
  *
  * Boundary behaviour: none; `retryAfterMs` is exact: the time until enough of the oldest units
  * leave the window. A burst of `limit` at t is fully back at t + windowMs, all at once.
@@ -38,26 +41,57 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
   const limit = requireInteger('limit', options.limit, 1, MAX_LOG_LIMIT);
   const windowMs = requireInteger('windowMs', options.windowMs, 1, MAX_PERIOD_MS);
 
+  // State: [length, head, ring of timestamps, oldest first from head]. The ring is the rest of
+  // the array, up to `limit` numbers, so a key holds only as many as the memory store gave it.
+  const ringOf = (state: Float64Array, offset: number): number => Math.min(limit, state.length - offset - HEADER);
+  const newestOf = (state: Float64Array, offset: number, length: number): number =>
+    state[offset + HEADER + (((state[offset + 1] as number) + length - 1) % ringOf(state, offset))] as number;
+  // Entries are in time order: binary search for the first still inside (t − windowMs, t].
+  const expiredAt = (state: Float64Array, offset: number, length: number, t: number): number => {
+    const head = state[offset + 1] as number;
+    const ring = ringOf(state, offset);
+    let expired = 0;
+    for (let hi = length; expired < hi; ) {
+      const mid = (expired + hi) >>> 1;
+      if ((state[offset + HEADER + ((head + mid) % ring)] as number) > t - windowMs) hi = mid;
+      else expired = mid + 1;
+    }
+    return expired;
+  };
+
   return {
     name: 'sliding-window-log',
     limit,
     horizonMs: windowMs,
-    // [length, head, ring of `limit` timestamps, oldest first from head]
-    slots: 2 + limit,
+    slots: HEADER + limit,
+    growth: {
+      freshSize: HEADER,
+      sizeFor(state, offset, nowMs, cost) {
+        const length = state[offset] as number;
+        if (length === 0) return HEADER + Math.min(limit, cost);
+        const t = Math.max(nowMs, newestOf(state, offset, length));
+        return HEADER + Math.min(limit, length - expiredAt(state, offset, length, t) + cost);
+      },
+      resize(state, offset, size) {
+        // Oldest first from index 0 of the new ring, so the ring's new size needs no other change.
+        const next = new Float64Array(size);
+        const length = state[offset] as number;
+        const head = state[offset + 1] as number;
+        const ring = ringOf(state, offset);
+        for (let i = 0; i < length; i++) next[HEADER + i] = state[offset + HEADER + ((head + i) % ring)] as number;
+        next[0] = length;
+        return next;
+      },
+    },
     scriptParams: [limit, windowMs],
     decide(state, offset, nowMs, cost, commit) {
       const length = state[offset] as number;
       const head = state[offset + 1] as number;
-      const at = (i: number): number => state[offset + 2 + ((head + i) % limit)] as number;
+      const ring = ringOf(state, offset);
+      const at = (i: number): number => state[offset + HEADER + ((head + i) % ring)] as number;
       const newestMs = length > 0 ? at(length - 1) : nowMs;
       const t = Math.max(nowMs, newestMs); // a clock behind the newest entry counts from that entry
-      // Entries are in time order: binary search for the first still inside (t − windowMs, t].
-      let expired = 0;
-      for (let hi = length; expired < hi; ) {
-        const mid = (expired + hi) >>> 1;
-        if (at(mid) > t - windowMs) hi = mid;
-        else expired = mid + 1;
-      }
+      const expired = expiredAt(state, offset, length, t);
       const used = length - expired;
       const decision = (allowed: boolean, inWindow: number, lastMs: number, retryAfterMs: number): Decision => ({
         allowed,
@@ -71,8 +105,9 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
       // Admitted once the oldest `excess` units in the window have left it.
       if (excess > 0) return decision(false, used, newestMs, at(expired + excess - 1) + windowMs - t);
       if (commit && cost > 0) {
-        const start = (head + expired) % limit;
-        for (let i = used; i < used + cost; i++) state[offset + 2 + ((start + i) % limit)] = t;
+        if (used + cost > ring) throw new RangeError(`log state holds ${ring} entries, needs ${used + cost}`);
+        const start = (head + expired) % ring;
+        for (let i = used; i < used + cost; i++) state[offset + HEADER + ((start + i) % ring)] = t;
         state[offset] = used + cost;
         state[offset + 1] = start;
       }
@@ -80,8 +115,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
     },
     freshAtMs(state, offset) {
       const length = state[offset] as number;
-      if (length === 0) return 0;
-      return (state[offset + 2 + (((state[offset + 1] as number) + length - 1) % limit)] as number) + windowMs;
+      return length === 0 ? 0 : newestOf(state, offset, length) + windowMs;
     },
   };
 }

@@ -22,8 +22,14 @@ export interface Algorithm {
   readonly limit: number;
   /** The longest time (ms) a key's state can stay different from fresh after its last admitted request. */
   readonly horizonMs: number;
-  /** Float64 slots of state per key. */
+  /** Float64 slots of state per key; for a state that grows (see {@link Algorithm.growth}), the most it can take. */
   readonly slots: number;
+  /**
+   * Present when a key's state grows with what it holds (the sliding-window log), so a store
+   * need not reserve `slots` for every key. Such a state is alone in its array from `offset` to
+   * the array's end, which is its capacity; a fresh key is all zeros, of any size.
+   */
+  readonly growth?: StateGrowth;
   /** Integer parameters, in the order the algorithm's Lua script reads them from ARGV. */
   readonly scriptParams: readonly number[];
   /**
@@ -40,4 +46,14 @@ export interface Algorithm {
    * rate (GCRA, token bucket); windows and logs cannot tell which admission to undo.
    */
   refund?(state: Float64Array, offset: number, nowMs: number, units: number): void;
+}
+
+/** How a state that grows with what a key holds is sized: see {@link Algorithm.growth}. */
+export interface StateGrowth {
+  /** The size of a fresh key's state (all zeros) before it holds anything. */
+  readonly freshSize: number;
+  /** The size (float64 numbers, at most `slots`) the state needs for `decide(…, nowMs, cost, true)` to write. */
+  sizeFor(state: Float64Array, offset: number, nowMs: number, cost: number): number;
+  /** The state at `offset` moved into a new array of `size` numbers (at least what it holds). */
+  resize(state: Float64Array, offset: number, size: number): Float64Array;
 }

@@ -1,7 +1,8 @@
 import { Redis as IORedis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, gcra, type Limiter } from '../../src/index.js';
+import { ClockError, ConfigError, gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/redis.js';
+import { profiles } from '../../src/testing/profiles.js';
 import { freePort, useRedisServer } from '../support/redis-server.js';
 
 const { server, redis } = useRedisServer({ connections: 2 });
@@ -135,6 +136,26 @@ describe('Redis GCRA', () => {
     expect(denied).toMatchObject({ allowed: false, retryAfterMs: 7000 });
     expect(await admin().get(`${prefix}{k}`)).toBe(stored);
     nowMs += 5000;
+  });
+
+  it('refuses a client clock reading of NaN, ±Infinity, a negative or an absurd time, writing nothing', async () => {
+    for (const profile of profiles) {
+      for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -1, 1e300]) {
+        let glitch = true;
+        const l = createRedisLimiter({
+          client: redis(),
+          algorithm: profile.build(10, 60_000),
+          prefix: `clock${++prefixSequence}:`,
+          clock: () => (glitch ? bad : nowMs),
+        });
+        await expect(l.limit('k'), `${profile.name} ${bad}`).rejects.toThrow(ClockError);
+        await expect(l.peek('k')).rejects.toMatchObject({ code: 'ERR_SLUICE_CLOCK' });
+        glitch = false;
+        let admitted = 0;
+        for (let i = 0; i < 100; i++) if ((await l.limit('k')).allowed) admitted++;
+        expect(admitted, `${profile.name} after ${bad}`).toBe(10);
+      }
+    }
   });
 
   it('costs exactly one round trip per decision', async () => {

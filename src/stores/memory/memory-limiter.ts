@@ -1,6 +1,7 @@
-import type { Algorithm } from '../../algorithms/types.js';
+import type { Algorithm, StateGrowth } from '../../algorithms/types.js';
 import { type Decision, type LimitOptions, peekDecision } from '../../decision.js';
-import { type Clock, monotonicClock, type SyncLimiter } from '../../limiter.js';
+import { ClockError } from '../../errors.js';
+import { type Clock, monotonicClock, readClock, type SyncLimiter } from '../../limiter.js';
 import {
   checkKey,
   costOf,
@@ -11,7 +12,7 @@ import {
   requireInteger,
   requireOptions,
 } from '../../validate.js';
-import { createSlotTable } from './slot-table.js';
+import { createSlotTable, type SlotTable, slotBytes } from './slot-table.js';
 
 /** Options of {@link createMemoryLimiter}. */
 export interface MemoryLimiterOptions {
@@ -23,7 +24,19 @@ export interface MemoryLimiterOptions {
    * request then starts fresh. Default 100,000.
    */
   maxKeys?: number;
-  /** Milliseconds clock; default monotonic `performance.now()`. Read once per call. */
+  /**
+   * Most bytes of state held at once, evicting as `maxKeys` does when a new key or a growing
+   * log would pass it. Counts the typed arrays holding state (`8 × slots + 8` bytes per key
+   * slot of a fixed-size algorithm; a sliding-window log's own array, growing by doubling up to
+   * `8 × (limit + 2)` bytes); keys themselves add at most `maxKeys × ~1.1 KB` of heap.
+   * Default 64 MiB, or `maxKeys` keys of a fixed-size algorithm if more. At least one key's
+   * largest state; {@link ConfigError} otherwise.
+   */
+  maxBytes?: number;
+  /**
+   * Milliseconds clock; default monotonic `performance.now()`. Read once per call; a reading
+   * that is not a number in 0..`MAX_CLOCK_MS` makes that call throw {@link ClockError}.
+   */
   clock?: Clock;
   /**
    * How often (ms) one unref'd timer drops expired keys: 0 (off) to 2^31 − 1. Default 10,000.
@@ -36,13 +49,19 @@ export interface MemoryLimiterOptions {
 export interface MemoryLimiter extends SyncLimiter {
   /** Keys held now. */
   readonly size: number;
+  /** Bytes of state held now (see {@link MemoryLimiterOptions.maxBytes}); never above `maxBytes`. */
+  readonly bytes: number;
   /** Drops every key whose state is fresh again; returns how many. */
   prune(): number;
 }
 
 /**
  * A limiter whose state lives in this process: exact for one process, and `N ×` the limit
- * across N processes (use `sluice/redis` for a fleet).
+ * across N processes (use `sluice/redis` for a fleet). Its memory is bounded by `maxKeys` and
+ * `maxBytes`, whatever the keys and the algorithm.
+ *
+ * Calls throw (or reject with) {@link ClockError} for a clock reading they cannot use; the
+ * reading is never written into state.
  *
  * @throws {ConfigError} on invalid options, naming the option: options not an object, an
  * `algorithm` that is not one, `maxKeys` not an integer ≥ 1, `pruneIntervalMs` not an integer in
@@ -54,32 +73,47 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   const maxKeys = requireInteger('maxKeys', orDefault(options.maxKeys, 100_000));
   const pruneIntervalMs = requireDurationMs('pruneIntervalMs', orDefault(options.pruneIntervalMs, 10_000), 0);
   const clock = requireFunction('clock', orDefault(options.clock, monotonicClock));
-  const width = algorithm.slots;
-  const table = createSlotTable(width, maxKeys, algorithm.freshAtMs);
+  const { growth } = algorithm;
+  // A growing state lives in an array of its own per key; a fixed one in the table's shared array.
+  const width = growth ? 0 : algorithm.slots;
+  const maxOwnBytes = growth ? 8 * algorithm.slots : 0;
+  const maxBytes = requireInteger(
+    'maxBytes',
+    orDefault(options.maxBytes, Math.max(DEFAULT_MAX_BYTES, maxKeys * slotBytes(width))),
+    slotBytes(width) + maxOwnBytes,
+  );
+  const table = createSlotTable({ width, maxKeys, maxBytes, maxOwnBytes, freshAtMs: algorithm.freshAtMs });
   // Decides for keys not in the table, so a denied stranger never takes a slot.
-  const scratch = new Float64Array(width);
+  const scratch = new Float64Array(growth ? growth.freshSize : width);
+  const stateOf = (slot: number): Float64Array => (growth ? (table.own(slot) as Float64Array) : table.state);
+  const offsetOf = (slot: number): number => slot * width;
 
-  const decide = (key: string, cost: number): Decision => {
-    checkKey(key);
-    const nowMs = Math.floor(clock());
-    const slot = table.find(key);
-    if (slot !== -1) return algorithm.decide(table.state, slot * width, nowMs, cost, true);
-    scratch.fill(0);
-    const decision = algorithm.decide(scratch, 0, nowMs, cost, true);
-    if (decision.allowed && cost > 0) {
-      const inserted = table.insert(key, nowMs); // may grow the table, replacing `table.state`
-      table.state.set(scratch, inserted * width);
-    }
-    return decision;
-  };
+  const decide = growth
+    ? (key: string, cost: number): Decision => {
+        checkKey(key);
+        return decideGrowing(algorithm, growth, table, scratch, key, cost, readClock(clock));
+      }
+    : (key: string, cost: number): Decision => {
+        checkKey(key);
+        const nowMs = readClock(clock);
+        const slot = table.find(key);
+        if (slot !== -1) return algorithm.decide(table.state, slot * width, nowMs, cost, true);
+        scratch.fill(0);
+        const decision = algorithm.decide(scratch, 0, nowMs, cost, true);
+        if (decision.allowed && cost > 0) {
+          const inserted = table.insert(key, nowMs); // may grow the table, replacing `table.state`
+          table.state.set(scratch, inserted * width);
+        }
+        return decision;
+      };
   const limitSync = (key: string, limitOptions?: LimitOptions): Decision => decide(key, costOf(limitOptions));
   const peekSync = (key: string): Decision => {
     checkKey(key);
-    const nowMs = Math.floor(clock());
+    const nowMs = readClock(clock);
     const slot = table.find(key);
     if (slot === -1) scratch.fill(0);
-    const state = slot === -1 ? scratch : table.state;
-    const offset = slot === -1 ? 0 : slot * width;
+    const state = slot === -1 ? scratch : stateOf(slot);
+    const offset = slot === -1 ? 0 : offsetOf(slot);
     return peekDecision(
       algorithm.decide(state, offset, nowMs, 0, false),
       algorithm.decide(state, offset, nowMs, 1, false),
@@ -93,13 +127,21 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   const refundSync = (key: string, units: number): void => {
     checkKey(key);
     costOf({ cost: units });
+    const nowMs = readClock(clock);
     const slot = table.find(key);
-    if (slot !== -1 && units > 0) refund?.(table.state, slot * width, Math.floor(clock()), units);
+    if (slot !== -1 && units > 0) refund?.(stateOf(slot), offsetOf(slot), nowMs, units);
   };
 
   let timer: ReturnType<typeof setInterval> | undefined;
   if (pruneIntervalMs > 0) {
-    timer = setInterval(() => table.prune(Math.floor(clock())), pruneIntervalMs);
+    // A bad reading skips this round: pruning at +Infinity would drop every key.
+    timer = setInterval(() => {
+      try {
+        table.prune(readClock(clock));
+      } catch (error) {
+        if (!(error instanceof ClockError)) throw error;
+      }
+    }, pruneIntervalMs);
     timer.unref();
   }
 
@@ -108,6 +150,9 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     get size() {
       return table.size;
     },
+    get bytes() {
+      return table.bytes;
+    },
     limitSync,
     peekSync,
     resetSync,
@@ -115,13 +160,40 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     peek: (key) => settle(() => peekSync(key)),
     reset: (key) => settle(() => resetSync(key)),
     ...(refund && { refund: (key: string, units: number) => settle(() => refundSync(key, units)) }),
-    prune: () => table.prune(Math.floor(clock())),
+    prune: () => table.prune(readClock(clock)),
     close() {
       clearInterval(timer);
       return Promise.resolve();
     },
   };
 }
+
+/**
+ * Decides for a key whose state grows with what it holds (the sliding-window log). Its array
+ * grows (by doubling, up to `algorithm.slots`) only for a request it admits; a denial, like a
+ * stranger's, changes nothing.
+ */
+function decideGrowing(
+  algorithm: Algorithm,
+  growth: StateGrowth,
+  table: SlotTable,
+  fresh: Float64Array,
+  key: string,
+  cost: number,
+  nowMs: number,
+): Decision {
+  const slot = table.find(key);
+  const state = slot === -1 ? fresh : (table.own(slot) as Float64Array);
+  const size = growth.sizeFor(state, 0, nowMs, cost);
+  if (slot !== -1 && size <= state.length) return algorithm.decide(state, 0, nowMs, cost, true);
+  const decision = algorithm.decide(state, 0, nowMs, cost, false);
+  if (!decision.allowed || cost === 0) return decision;
+  const grown = growth.resize(state, 0, Math.min(algorithm.slots, Math.max(size, 2 * state.length)));
+  table.setOwn(slot === -1 ? table.insert(key, nowMs) : slot, grown, nowMs);
+  return algorithm.decide(grown, 0, nowMs, cost, true);
+}
+
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Runs a synchronous decision as a Promise, turning a throw into a rejection. */
 function settle<T>(run: () => T): Promise<T> {

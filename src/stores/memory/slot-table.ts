@@ -2,45 +2,67 @@
  * A bounded key → state table laid out for speed and small size, after lru-cache: one
  * `Map<string, slot>`, the state of every key in one `Float64Array` (`width` numbers per slot),
  * and the recency list as two `Uint32Array`s of slot links. No per-key objects, no timers.
+ * A state that grows with what its key holds (the sliding-window log) is instead one
+ * `Float64Array` per key (`width` 0), sized by the caller through {@link SlotTable.setOwn}.
  *
- * Slots grow by doubling up to `maxKeys`. When full, a new key first takes the place of
- * expired state (a key whose state is fresh again holds no information), then of the least
- * recently used key.
+ * Bounded twice: at most `maxKeys` keys, and at most `maxBytes` bytes of typed arrays. Slots
+ * grow by doubling within both. When either bound would be passed, expired state goes first
+ * (a key whose state is fresh again holds no information), then the least recently used key.
  */
 export interface SlotTable {
   /** Keys held now. */
   readonly size: number;
-  /** The state array; slot s starts at `s * width`. Replaced when the table grows. */
+  /** Bytes of typed arrays held now: slots reserved plus states of their own; at most `maxBytes`. */
+  readonly bytes: number;
+  /** The shared state array; slot s starts at `s * width`. Replaced when the table grows. */
   readonly state: Float64Array;
   /** The slot of `key`, marked most recently used, or −1. */
   find(key: string): number;
-  /** A zeroed slot for a key not in the table, evicting if full. */
+  /** A slot for a key not in the table, evicting if full; its state is the caller's to write. */
   insert(key: string, nowMs: number): number;
+  /** The state of its own of slot `s` (`width` 0), or undefined before {@link setOwn}. */
+  own(s: number): Float64Array | undefined;
+  /** Gives slot `s` the state `state`, first evicting other keys until it fits in `maxBytes`. */
+  setOwn(s: number, state: Float64Array, nowMs: number): void;
   delete(key: string): boolean;
   /** Drops expired keys from the least recently used end; returns how many. */
   prune(nowMs: number): number;
-  clear(): void;
+}
+
+export interface SlotTableOptions {
+  /** Float64 numbers of state per slot in the shared array; 0 when every key has a state of its own. */
+  width: number;
+  maxKeys: number;
+  maxBytes: number;
+  /** The most bytes one key's own state can take (0 with a shared array): kept free of slots. */
+  maxOwnBytes: number;
+  /** When the state at an offset is fresh again (expired). */
+  freshAtMs: (state: Float64Array, offset: number) => number;
 }
 
 const NONE = 0xffffffff;
 const EVICTION_SCAN = 16;
 const INITIAL_NUMBERS = 8192;
+/** Two Uint32 recency links. */
+const LINK_BYTES = 8;
 
-/**
- * @param width float64 numbers of state per key
- * @param maxKeys the most keys held at once
- * @param freshAtMs when the state at an offset is fresh again (expired)
- */
-export function createSlotTable(
-  width: number,
-  maxKeys: number,
-  freshAtMs: (state: Float64Array, offset: number) => number,
-): SlotTable {
+/** Bytes one slot reserves in a table of `width` (its links and its share of the shared array). */
+export function slotBytes(width: number): number {
+  return 8 * width + LINK_BYTES;
+}
+
+export function createSlotTable(options: SlotTableOptions): SlotTable {
+  const { width, maxKeys, maxBytes, maxOwnBytes, freshAtMs } = options;
+  const bytesPerSlot = slotBytes(width);
+  // Slots never take the room one key's largest own state needs, so that state always fits.
+  const mostSlots = Math.min(maxKeys, Math.floor((maxBytes - maxOwnBytes) / bytesPerSlot));
   const slotOf = new Map<string, number>();
-  // Start small in bytes, not in keys: a sliding log's state is thousands of numbers wide.
-  let capacity = Math.max(1, Math.min(maxKeys, Math.floor(INITIAL_NUMBERS / width)));
-  // Appended to in slot order, so it stays a packed array (V8 keeps large sparse arrays as dictionaries).
-  let keys: (string | undefined)[] = [];
+  // Start small in bytes, not in keys.
+  let capacity = Math.max(1, Math.min(mostSlots, Math.floor(INITIAL_NUMBERS / Math.max(1, width))));
+  // Appended to in slot order, so they stay packed arrays (V8 keeps large sparse arrays as dictionaries).
+  const keys: (string | undefined)[] = [];
+  const owned: (Float64Array | undefined)[] = [];
+  let ownedBytes = 0;
   let state = new Float64Array(capacity * width);
   // Doubly linked recency list: head is the most recently used slot, tail the least.
   let newer = new Uint32Array(capacity);
@@ -50,6 +72,11 @@ export function createSlotTable(
   let used = 0; // slots ever handed out; below it, free slots are on `free`
   const free: number[] = [];
 
+  const freshAt = (s: number): number => {
+    if (width > 0) return freshAtMs(state, s * width);
+    const own = owned[s];
+    return own === undefined ? 0 : freshAtMs(own, 0);
+  };
   const unlink = (s: number): void => {
     const n = newer[s] as number;
     const o = older[s] as number;
@@ -69,10 +96,15 @@ export function createSlotTable(
     unlink(s);
     slotOf.delete(keys[s] as string);
     keys[s] = undefined;
+    const own = owned[s];
+    if (own !== undefined) {
+      ownedBytes -= own.byteLength;
+      owned[s] = undefined;
+    }
     free.push(s);
   };
   const grow = (): void => {
-    capacity = Math.min(maxKeys, capacity * 2);
+    capacity = Math.min(mostSlots, capacity * 2);
     const nextState = new Float64Array(capacity * width);
     nextState.set(state);
     state = nextState;
@@ -84,16 +116,17 @@ export function createSlotTable(
     older = nextOlder;
   };
   // Expired state anywhere near the old end goes before a live key: look a few slots deep.
-  const victim = (nowMs: number): number => {
+  // Never `keep`, the slot being decided.
+  const victim = (nowMs: number, keep: number): number => {
     let s = tail;
     for (let depth = 0; depth < EVICTION_SCAN && s !== NONE; depth++, s = newer[s] as number) {
-      if (freshAtMs(state, s * width) <= nowMs) return s;
+      if (s !== keep && freshAt(s) <= nowMs) return s;
     }
-    return tail;
+    return tail === keep ? (newer[tail] as number) : tail;
   };
   const prune = (nowMs: number): number => {
     let dropped = 0;
-    while (tail !== NONE && freshAtMs(state, tail * width) <= nowMs) {
+    while (tail !== NONE && freshAt(tail) <= nowMs) {
       remove(tail);
       dropped++;
     }
@@ -103,6 +136,9 @@ export function createSlotTable(
   return {
     get size() {
       return slotOf.size;
+    },
+    get bytes() {
+      return capacity * bytesPerSlot + ownedBytes;
     },
     get state() {
       return state;
@@ -117,18 +153,23 @@ export function createSlotTable(
       return s;
     },
     insert(key, nowMs) {
-      if (slotOf.size >= maxKeys && prune(nowMs) === 0) remove(victim(nowMs));
-      let s = free.pop();
-      if (s === undefined) {
-        if (used === capacity) grow();
-        s = used++;
-      } else {
-        state.fill(0, s * width, s * width + width);
+      if (slotOf.size >= mostSlots) {
+        if (prune(nowMs) === 0) remove(victim(nowMs, NONE));
+      } else if (free.length === 0 && used === capacity) {
+        grow();
       }
+      const s = free.pop() ?? used++;
       keys[s] = key;
       slotOf.set(key, s);
       pushHead(s);
       return s;
+    },
+    own: (s) => owned[s],
+    setOwn(s, own, nowMs) {
+      const growth = own.byteLength - (owned[s]?.byteLength ?? 0);
+      while (capacity * bytesPerSlot + ownedBytes + growth > maxBytes) remove(victim(nowMs, s));
+      ownedBytes += growth;
+      owned[s] = own;
     },
     delete(key) {
       const s = slotOf.get(key);
@@ -137,14 +178,5 @@ export function createSlotTable(
       return true;
     },
     prune,
-    clear() {
-      slotOf.clear();
-      keys = [];
-      state.fill(0);
-      free.length = 0;
-      used = 0;
-      head = NONE;
-      tail = NONE;
-    },
   };
 }

@@ -1,7 +1,7 @@
 import type { Algorithm } from '../../algorithms/types.js';
 import { type Decision, peekDecision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
-import type { Limiter } from '../../limiter.js';
+import { type Limiter, readClock } from '../../limiter.js';
 import {
   checkKey,
   costOf,
@@ -72,7 +72,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const batcher = batcherOf(client, script, read, options);
   const refundScript = refundScripts[algorithm.name];
 
-  const nowArg = () => (clock ? String(Math.floor(clock())) : '');
+  const nowArg = () => (clock ? String(readClock(clock)) : '');
   // Validates the caller's key, then gives the stored key: one hash tag per key, Cluster-safe.
   const redisKeyOf = (key: string): string => {
     checkKey(key);
