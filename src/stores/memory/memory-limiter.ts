@@ -18,7 +18,8 @@ export interface MemoryLimiterOptions {
   clock?: Clock;
   /**
    * How often (ms) one unref'd timer drops expired keys; 0 turns it off. Default 10,000.
-   * Correctness never depends on it: expiry is judged from the state's timestamps.
+   * Correctness never depends on it: expiry is judged from the state's timestamps. Pass 0 for a
+   * limiter created at a Cloudflare Worker's global scope, where timers are refused.
    */
   pruneIntervalMs?: number;
 }
