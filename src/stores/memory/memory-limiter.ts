@@ -40,7 +40,8 @@ export interface MemoryLimiterOptions {
   clock?: Clock;
   /**
    * How often (ms) one unref'd timer drops expired keys: 0 (off) to 2^31 − 1. Default 10,000.
-   * Correctness never depends on it: expiry is judged from the state's timestamps.
+   * Correctness never depends on it: expiry is judged from the state's timestamps. Pass 0 for a
+   * limiter created at a Cloudflare Worker's global scope, where timers are refused.
    */
   pruneIntervalMs?: number;
 }
