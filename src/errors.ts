@@ -1,6 +1,7 @@
 /**
  * Every error Sluice throws or rejects with is a {@link SluiceError} carrying a stable `code`,
- * so callers can branch on `err.code` instead of parsing messages.
+ * so callers can branch on `err.code` (or {@link isSluiceError}) instead of parsing messages.
+ * Each message ends with the code's entry in docs/errors.md.
  *
  * | code | class | when |
  * |---|---|---|
@@ -11,14 +12,21 @@
  */
 export class SluiceError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: SluiceErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(`${message} ${docsLink(code)}`, options);
     this.name = new.target.name;
   }
 }
+
+/** The stable code of every {@link SluiceError}. */
+export type SluiceErrorCode =
+  | 'ERR_SLUICE_CONFIG'
+  | 'ERR_SLUICE_INVALID_KEY'
+  | 'ERR_SLUICE_INVALID_COST'
+  | 'ERR_SLUICE_STORE_UNAVAILABLE';
 
 /** Thrown synchronously at construction when options are invalid. Nothing was created. */
 export class ConfigError extends SluiceError {
@@ -51,4 +59,35 @@ export class StoreUnavailableError extends SluiceError {
   constructor(message: string, cause?: unknown) {
     super('ERR_SLUICE_STORE_UNAVAILABLE', message, { cause });
   }
+}
+
+/** The class of each code, for {@link isSluiceError}'s narrowing. */
+interface ErrorOfCode {
+  ERR_SLUICE_CONFIG: ConfigError;
+  ERR_SLUICE_INVALID_KEY: InvalidKeyError;
+  ERR_SLUICE_INVALID_COST: InvalidCostError;
+  ERR_SLUICE_STORE_UNAVAILABLE: StoreUnavailableError;
+}
+
+// A registry symbol, so the ESM and the CommonJS build (two copies of every class when both are
+// loaded in one process) brand their errors alike and `instanceof` is never needed.
+const BRAND = Symbol.for('sluice.error');
+Object.defineProperty(SluiceError.prototype, BRAND, { value: true });
+
+/**
+ * Whether `error` is a Sluice error, and with `code` whether it has that code. Use it instead
+ * of `instanceof`: when an app loads Sluice both as ES module and as CommonJS (one dependency
+ * `import`s it, another `require`s it), each build has its own classes and `instanceof` fails
+ * across them; the brand this checks is shared by both.
+ */
+export function isSluiceError<C extends SluiceErrorCode>(error: unknown, code: C): error is ErrorOfCode[C];
+export function isSluiceError(error: unknown): error is SluiceError;
+export function isSluiceError(error: unknown, code?: SluiceErrorCode): boolean {
+  if (typeof error !== 'object' || error === null || (error as { [BRAND]?: unknown })[BRAND] !== true) return false;
+  return code === undefined || (error as SluiceError).code === code;
+}
+
+/** Where docs/errors.md explains `code` (its heading's anchor), appended to messages. */
+export function docsLink(code: string): string {
+  return `(see docs/errors.md#${code.toLowerCase()})`;
 }

@@ -9,7 +9,9 @@ export {
   ConfigError,
   InvalidCostError,
   InvalidKeyError,
+  isSluiceError,
   SluiceError,
+  type SluiceErrorCode,
   StoreUnavailableError,
 } from './errors.js';
 export { createLeasedLimiter, type LeasedLimiter } from './lease/leased-limiter.js';

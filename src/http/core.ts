@@ -1,4 +1,4 @@
-import type { StoreUnavailableError } from '../errors.js';
+import { isSluiceError } from '../errors.js';
 import { chargesFor } from './charges.js';
 import { type NamedRule, resolveConfig, routeRules } from './config.js';
 import type { HeaderPair } from './headers.js';
@@ -85,7 +85,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       try {
         outcome = await chargeAll(charges, onRefundError);
       } catch (error) {
-        if (!isStoreUnavailable(error)) throw error;
+        if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) throw error;
         options.onStoreError?.(error, info);
         if ((mode ?? 'closed') !== 'open') return respond(storeDown(config.problemType, error), info);
         warn(
@@ -99,14 +99,6 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       return respond(denial(outcome.results, headers, config.problemType), info);
     },
   };
-}
-
-/**
- * By code, not `instanceof`: the CJS build gives each entry point its own copy of the error
- * classes, so a limiter from `sluice/redis` throws a class `sluice/express` never saw.
- */
-function isStoreUnavailable(error: unknown): error is StoreUnavailableError {
-  return (error as { code?: unknown } | null)?.code === 'ERR_SLUICE_STORE_UNAVAILABLE';
 }
 
 function messageOf(error: unknown): string {

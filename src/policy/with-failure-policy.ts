@@ -1,5 +1,5 @@
 import type { Decision, DegradedReason, FailureMode, LimitOptions } from '../decision.js';
-import { ConfigError, StoreUnavailableError } from '../errors.js';
+import { ConfigError, isSluiceError, StoreUnavailableError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import { checkKey, costOf, requireInteger } from '../validate.js';
 import { type BreakerOptions, type BreakerState, createBreaker } from './breaker.js';
@@ -251,7 +251,7 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
     try {
       outcome = await withDeadline(commit ? limiter.limit(key, options) : limiter.peek(key), deadlineMs, onLate);
     } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) {
+      if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) {
         breaker.released(ticket);
         throw error;
       }
@@ -280,7 +280,7 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
     try {
       timedOut = (await withDeadline(run(), deadlineMs, onLate)) === TIMED_OUT;
     } catch (error) {
-      if (error instanceof StoreUnavailableError) breaker.failed(ticket);
+      if (isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) breaker.failed(ticket);
       else breaker.released(ticket);
       throw error;
     }
