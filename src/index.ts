@@ -25,3 +25,4 @@ export {
   type MemoryLimiterOptions,
 } from './stores/memory/memory-limiter.js';
 export { MAX_KEY_BYTES } from './validate.js';
+export type { SluiceWarning, SluiceWarningCode, WarningSink } from './warnings.js';

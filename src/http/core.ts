@@ -1,4 +1,5 @@
 import { isSluiceError } from '../errors.js';
+import { createWarner } from '../warnings.js';
 import { chargesFor } from './charges.js';
 import { type NamedRule, resolveConfig, routeRules } from './config.js';
 import type { HeaderPair } from './headers.js';
@@ -7,7 +8,6 @@ import type { DeniedOutcome, HttpLimitOptions, RequestFacts, RequestInfo, RouteP
 import { createDescriber } from './request-info.js';
 import { type HttpResponse, problemResponse } from './response.js';
 import { denial, rateLimitHeaders, storeDown } from './verdict.js';
-import { createWarner } from './warnings.js';
 
 /** What an adapter does next: continue to the handler with `headers`, or send `response`. */
 export type Verdict = { action: 'continue'; headers: HeaderPair[] } | { action: 'respond'; response: HttpResponse };
@@ -79,7 +79,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       if (route?.skip) return CONTINUE;
       if (config.allowed && info.ip !== undefined && config.allowed(info.ip, 0)) return CONTINUE;
       if (options.skip && (await options.skip(info))) return CONTINUE;
-      const mode = route?.failureMode ?? config.failureMode;
+      const mode = route?.failure ?? config.failure;
       const charges = await chargesFor(rulesOf(route), route?.cost, info, mode);
       let outcome: Awaited<ReturnType<typeof chargeAll>>;
       try {

@@ -1,10 +1,10 @@
 import type { FailureMode } from '../decision.js';
 import type { Limiter } from '../limiter.js';
+import type { WarningSink } from '../warnings.js';
 import type { LegacyReset, RateLimitDraft } from './headers.js';
 import type { ChargeResult } from './nested.js';
 import type { ProxyHeader, TrustProxy } from './proxy.js';
 import type { HttpResponse, ProblemDetails } from './response.js';
-import type { WarningSink } from './warnings.js';
 
 /** What an adapter reads from a request: nothing framework-specific but `request` itself. */
 export interface RequestFacts<Req> {
@@ -71,7 +71,7 @@ export interface RoutePolicy<Req> {
    * (`'fallback'` included); when a limiter without a policy throws `StoreUnavailableError`,
    * `'open'` lets the request pass and `'closed'`/`'fallback'` answer 503.
    */
-  failureMode?: FailureMode;
+  failure?: FailureMode;
   /** Overrides costs on this route, e.g. `{ 'per-key': 10 }` for an expensive report. */
   cost?: CostSpec<Req>;
   /** Extra limits for this route, charged with the middleware's limits, all or nothing. */
@@ -114,15 +114,15 @@ export interface HttpLimitOptions<Req> {
   /** `draft-11` lists every limit (`all`, default) or only the one closest to denial. */
   headerLimits?: 'all' | 'closest';
   /**
-   * The failure mode of every route without its own (see {@link RoutePolicy.failureMode}).
+   * The failure mode of every route without its own (see {@link RoutePolicy.failure}).
    * Unset: policy limiters keep their own, and a thrown `StoreUnavailableError` answers 503.
    */
-  failureMode?: FailureMode;
+  failure?: FailureMode;
   /** Requests for which this returns true are not limited and get no headers. */
   skip?: (request: RequestInfo<Req>) => boolean | Promise<boolean>;
   /** Client addresses, CIDRs or proxy-addr names (`loopback`) never limited. */
   allowList?: readonly string[];
-  /** Per-route policy by `"METHOD routeId"` (tried first) or `"routeId"`, e.g. `{ 'POST /login': { failureMode: 'closed' } }`. */
+  /** Per-route policy by `"METHOD routeId"` (tried first) or `"routeId"`, e.g. `{ 'POST /login': { failure: 'closed' } }`. */
   routes?: Readonly<Record<string, RoutePolicy<Req>>>;
   /** RFC 9457 `type` URI of the problem bodies. Default `about:blank`. */
   problemType?: string;

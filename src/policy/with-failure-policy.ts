@@ -2,6 +2,7 @@ import type { Decision, DegradedReason, FailureMode, LimitOptions } from '../dec
 import { ConfigError, isSluiceError, StoreUnavailableError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import { checkKey, costOf, requireInteger } from '../validate.js';
+import { createWarner, type WarningSink } from '../warnings.js';
 import { type BreakerOptions, type BreakerState, createBreaker } from './breaker.js';
 import { TIMED_OUT, withDeadline } from './deadline.js';
 import { createLocalFallback, type LocalFallbackOptions } from './fallback.js';
@@ -37,10 +38,11 @@ export interface FailurePolicyOptions {
   /** Called for every request shadow mode admitted although the limiter denied it. Throws are swallowed. */
   onShadowDeny?: (event: ShadowDenyEvent) => void;
   /**
-   * Without `onDegraded`, the first degraded decision emits one process warning
-   * (code `SLUICE_DEGRADED`) so the degradation is never silent. `false` turns it off. Default true.
+   * Where warnings go. Without `onDegraded`, the first degraded decision warns once
+   * (code `SLUICE_DEGRADED`) so the degradation is never silent. Default `process.emitWarning`;
+   * `false` turns warnings off.
    */
-  warn?: boolean;
+  onWarning?: WarningSink;
   /** Milliseconds clock for the breaker and the local fallback; default monotonic. */
   clock?: Clock;
 }
@@ -160,7 +162,7 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
   };
   const defaultMode = modeOf(options.failure ?? (fallback ? 'fallback' : 'open'));
   const { onDegraded, onShadowDeny, shadow = false } = options;
-  let warned = options.warn === false || onDegraded !== undefined;
+  const warn = createWarner(options.onWarning);
   const limit = limiter.algorithm.limit;
   const candidate = limiter as Limiter & Partial<SyncPath>;
   const sync = typeof candidate.tryLimit === 'function' ? (candidate as Limiter & SyncPath) : undefined;
@@ -212,12 +214,11 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
       if (error) event.error = error;
       if (instances !== undefined) event.instances = instances;
       swallow(() => onDegraded(event));
-    } else if (!warned) {
-      warned = true;
-      process.emitWarning(
+    } else {
+      warn(
+        'SLUICE_DEGRADED',
         `Sluice: the store could not decide (${reason}); decisions are degraded to '${mode}'. ` +
-          'Pass onDegraded to withFailurePolicy to observe this (warn: false silences this warning).',
-        { code: 'SLUICE_DEGRADED' },
+          'Pass onDegraded to withFailurePolicy to observe them (onWarning: false silences this warning).',
       );
     }
     return decision;

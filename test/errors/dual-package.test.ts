@@ -53,7 +53,7 @@ describe('errors across two copies of Sluice (ESM and CommonJS in one process)',
     const store = failingLimiter(
       new other.StoreUnavailableError('connect ECONNREFUSED', new Error('connect ECONNREFUSED 127.0.0.1:1')),
     );
-    const limiter = withFailurePolicy(store, { failure: 'open', warn: false });
+    const limiter = withFailurePolicy(store, { failure: 'open', onWarning: false });
     const decision = await limiter.limit('k');
     expect(decision).toMatchObject({ allowed: true, degraded: true, degradedReason: 'connection', failure: 'open' });
     expect(limiter.stats().connectionErrors).toBe(1);
@@ -64,7 +64,10 @@ describe('errors across two copies of Sluice (ESM and CommonJS in one process)',
     const store = failingLimiter(
       new other.StoreUnavailableError('down', new Error('connect ECONNREFUSED 127.0.0.1:1')),
     );
-    const limiter = withFailurePolicy(store, { warn: false, breaker: { failureThreshold: 1, coolDownMs: 60_000 } });
+    const limiter = withFailurePolicy(store, {
+      onWarning: false,
+      breaker: { failureThreshold: 1, coolDownMs: 60_000 },
+    });
     await expect(limiter.reset('k')).rejects.toThrow(/down/);
     expect(limiter.stats().breaker).toBe('open');
   });
