@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, InvalidCostError, InvalidKeyError, StoreUnavailableError } from '../../src/index.js';
 
@@ -27,5 +27,20 @@ describe('docs/errors.md', () => {
     expect(warningCodes.size).toBeGreaterThanOrEqual(7);
     const documented = [...headings].filter((heading) => /^(ERR_)?SLUICE_/.test(heading ?? ''));
     expect(documented.sort()).toEqual([...errorCodes, ...warningCodes].sort());
+  });
+});
+
+describe('public TSDoc', () => {
+  it('names no internal references (seeds, numbered rules, issues) in src/', () => {
+    const files = readdirSync(new URL('../../src/', import.meta.url), { recursive: true, encoding: 'utf8' }).filter(
+      (path) => path.endsWith('.ts') && !path.startsWith('fleet'),
+    );
+    const found = files.flatMap((path) =>
+      source(path)
+        .split('\n')
+        .filter((line) => /^\s*(\/\*\*|\*)/.test(line) && /\b(seed \d{3}|rules? \d|issue #?\d)/i.test(line))
+        .map((line) => `${path}: ${line.trim()}`),
+    );
+    expect(found).toEqual([]);
   });
 });
