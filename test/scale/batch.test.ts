@@ -82,14 +82,7 @@ describe('exact decision batching', () => {
       [{ maxDecisions: 1000 }, 1],
       [{ maxDecisions: 1 }, 1000],
     ] as const) {
-      // onWarning: false skips the one-time read of maxmemory-policy, which would count as a call.
-      const limiter = createRedisLimiter({
-        client: connections[2],
-        algorithm,
-        prefix: prefix(),
-        batch,
-        onWarning: false,
-      });
+      const limiter = createRedisLimiter({ client: connections[2], algorithm, prefix: prefix(), batch });
       const before = await stats();
       const decisions = await Promise.all(keys.map((key) => limiter.limit(key, { cost: 3 })));
       expect(scriptCallsBetween(before, await stats()), JSON.stringify(batch)).toBe(calls);
@@ -103,7 +96,6 @@ describe('exact decision batching', () => {
       algorithm: gcra({ limit: 100, periodMs: 60_000 }),
       prefix: prefix(),
       batch: { maxDecisions: 256 },
-      onWarning: false,
     });
     const turn = async () => {
       const before = await commandCalls();
@@ -179,7 +171,6 @@ describe('exact decision batching', () => {
       algorithm: gcra({ limit: 10, periodMs: 60_000 }),
       prefix: prefix(),
       batch: true,
-      onWarning: false,
     });
     const keys = ['a', 'b', 'c', 'a'];
     const like = await Promise.all(keys.map((key) => limiter.limit(key, { cost: 3 })));

@@ -1,8 +1,9 @@
 import type { Warner } from '../../warnings.js';
-import { defineScript, runScript, type ScriptClient } from './script.js';
 
-// INFO, not CONFIG GET: managed services (ElastiCache, Memorystore, Upstash…) often disable CONFIG.
-const readPolicy = defineScript("return string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%w%-]+)')");
+/** A client with ioredis's, iovalkey's or node-redis's `info(section)`. */
+interface InfoClient {
+  info(section: string): Promise<unknown>;
+}
 
 // One read per client, however many limiters share it.
 const policies = new WeakMap<object, Promise<unknown>>();
@@ -11,13 +12,16 @@ const policies = new WeakMap<object, Promise<unknown>>();
  * Reads the server's `maxmemory-policy` once per client, in the background, and warns through
  * `warn` when it can evict Sluice's keys: any `allkeys-*` policy, and any `volatile-*` policy
  * because every Sluice key has a TTL (so Sluice's keys are the ones eligible). An evicted key
- * is a fresh key: its limit starts over. A failed read is ignored; decisions never wait for it.
+ * is a fresh key: its limit starts over. `INFO memory`, not `CONFIG GET`: managed services often
+ * disable CONFIG. A plain command, not a script, so it is never counted as a decision's round
+ * trip. A client without `info` (a bare ScriptClient) is not checked; a failed read is ignored.
  */
-export function warnIfEvicting(client: ScriptClient, identity: object, warn: Warner): void {
-  let policy = policies.get(identity);
+export function warnIfEvicting(client: unknown, warn: Warner): void {
+  if (!hasInfo(client)) return;
+  let policy = policies.get(client);
   if (policy === undefined) {
-    policy = runScript(client, readPolicy, [], []);
-    policies.set(identity, policy);
+    policy = client.info('memory').then((text) => /^maxmemory_policy:([\w-]+)/m.exec(String(text))?.[1]);
+    policies.set(client, policy);
   }
   policy.then(
     (name) => {
@@ -25,6 +29,10 @@ export function warnIfEvicting(client: ScriptClient, identity: object, warn: War
     },
     () => {},
   );
+}
+
+function hasInfo(client: unknown): client is InfoClient {
+  return typeof client === 'object' && client !== null && typeof (client as Partial<InfoClient>).info === 'function';
 }
 
 /** Whether a `maxmemory-policy` may evict keys that have a TTL (all of Sluice's do). */

@@ -39,8 +39,8 @@ export interface RedisLimiterOptions {
   batch?: boolean | BatchOptions;
   /**
    * Where warnings go. On first use the limiter reads the server's `maxmemory-policy` (one
-   * `INFO memory` per client, in the background) and warns once (`SLUICE_REDIS_EVICTION`) when
-   * the server can evict its keys. Default `process.emitWarning`; `false` turns warnings off
+   * `INFO memory` per ioredis/iovalkey/node-redis client, in the background) and warns once
+   * (`SLUICE_REDIS_EVICTION`) when the server can evict its keys. Default `process.emitWarning`; `false` turns warnings off
    * and skips the read.
    */
   onWarning?: WarningSink;
@@ -75,7 +75,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const firstUse = () => {
     if (evictionChecked) return;
     evictionChecked = true;
-    warnIfEvicting(client, options.client as object, warn);
+    warnIfEvicting(options.client, warn);
   };
 
   const nowArg = () => (clock ? String(Math.floor(clock())) : '');
