@@ -4,44 +4,30 @@
 // algorithm. Needs `npm run build` first. Usage: node scripts/measure-eviction.mjs
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { fixedWindow, gcra, slidingWindowCounter, slidingWindowLog, tokenBucket } from '../dist/index.js';
 import { createRedisLimiter } from '../dist/redis.js';
 
 const HOUR = 3_600_000;
 
-async function freePort() {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 async function start(binary, args) {
-  const port = await freePort();
-  const child = spawn(binary, [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    ...args,
-  ]);
+  // A unix socket in a fresh directory: no TCP port to find, nothing reachable from outside.
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-eviction-'));
+  const path = join(dir, 'redis.sock');
+  const child = spawn(binary, ['--port', '0', '--unixsocket', path, '--save', '', '--appendonly', 'no', ...args]);
   let output = '';
   await new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
       output += chunk;
-      if (output.includes('Ready to accept connections')) resolve();
+      if (/ready to accept connections/i.test(output)) resolve();
     });
     child.once('exit', (code) => reject(new Error(`${binary} exited ${code}: ${output}`)));
   });
   child.stdout.resume();
-  const client = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 0 });
+  const client = new Redis({ path, maxRetriesPerRequest: 0 });
   client.on('error', () => {});
   return {
     client,
@@ -49,6 +35,7 @@ async function start(binary, args) {
       client.disconnect();
       child.kill('SIGKILL');
       await once(child, 'exit');
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
