@@ -14,7 +14,9 @@ export default defineConfig([
       koa: 'src/koa.ts',
     },
     format: ['esm', 'cjs'],
-    // Shared chunks in CJS too: one copy of each error class, so `instanceof` holds across entries.
+    // Shared chunks in CJS too: one copy of each error class per format, so `instanceof` holds
+    // across the entries of one format. The ESM and CJS builds still hold one copy each, so
+    // Sluice's own code recognises errors by brand (isSluiceError), never by `instanceof`.
     splitting: true,
     dts: true,
     clean: true,

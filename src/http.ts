@@ -27,4 +27,4 @@ export type {
 } from './http/options.js';
 export type { ProxyHeader, TrustProxy } from './http/proxy.js';
 export type { HttpResponse, ProblemDetails } from './http/response.js';
-export type { HttpWarning, HttpWarningCode, WarningSink } from './http/warnings.js';
+export type { SluiceWarning, SluiceWarningCode, WarningSink } from './warnings.js';
