@@ -5,8 +5,8 @@ import type { Limiter } from '../../limiter.js';
 import { checkKey, costOf, requireInteger } from '../../validate.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
-import { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';
-import { costArg, perNodeScript } from './scripts/compose.js';
+import { defineScript, runScript, type ScriptClient } from './script.js';
+import { type AlgorithmScript, costArg, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
 
@@ -131,7 +131,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
 
 function batcherOf(
   client: ScriptClient,
-  script: LuaScript,
+  script: AlgorithmScript,
   read: ReplyReader<Decision>,
   options: RedisLimiterOptions,
 ): Batcher<Decision> | undefined {

@@ -1,0 +1,17 @@
+import type { LuaScript } from '../../src/stores/redis/script.js';
+import { heartbeatScript } from '../../src/stores/redis/scripts/heartbeat.js';
+import { scripts } from '../../src/stores/redis/scripts/index.js';
+import { refundScripts } from '../../src/stores/redis/scripts/refund.js';
+
+/** Every script Sluice sends to Redis, by its snapshot's name in src/stores/redis/lua/. */
+export const shippedScripts: Readonly<Record<string, LuaScript>> = Object.fromEntries([
+  ...Object.entries(scripts).flatMap(([name, script]) => [
+    [name, script],
+    [`${name}.per-master`, script.perNode],
+  ]),
+  ...Object.entries(refundScripts).map(([name, script]) => [`${name}.refund`, script]),
+  ['heartbeat', heartbeatScript],
+]);
+
+/** The folder of the snapshots, relative to the test files in test/redis/. */
+export const SNAPSHOTS = '../../src/stores/redis/lua';
