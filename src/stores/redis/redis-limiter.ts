@@ -5,10 +5,11 @@ import type { Limiter } from '../../limiter.js';
 import { checkKey, costOf, requireInteger } from '../../validate.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
-import { defineScript, runScript, type ScriptClient } from './script.js';
+import { runScript, type ScriptClient } from './script.js';
 import { type AlgorithmScript, costArg, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
+import { resetScript } from './scripts/reset.js';
 
 /** Options of {@link createRedisLimiter}. */
 export interface RedisLimiterOptions {
@@ -157,8 +158,6 @@ function batcherOf(
     byNode: nodes && { nodes, script: perNodeScript(script) },
   });
 }
-
-const resetScript = defineScript("return redis.call('DEL', KEYS[1])");
 
 /**
  * Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a

@@ -1,5 +1,6 @@
 import type { AlgorithmName } from '../../../algorithms/types.js';
-import { defineScript, type LuaScript } from '../script.js';
+import { scriptShas } from '../lua/shas.js';
+import type { LuaScript } from '../script.js';
 
 /**
  * An algorithm's Lua twin, as named blocks of Lua that the composer places: the composer owns
@@ -197,6 +198,13 @@ function rule(lua: LuaAlgorithm, withReadAhead: boolean): string {
   ].join('');
 }
 
+/** A script Sluice ships, named by its snapshot, with the SHA-1 committed beside the snapshots. */
+export function shippedScript(name: string, source: string): LuaScript {
+  // A name missing from shas.ts (a script not yet snapshotted) still runs, by EVAL after
+  // NOSCRIPT; the snapshot test fails until `npm run lua:snapshots` records it.
+  return { source, sha: scriptShas[name] ?? '' };
+}
+
 /**
  * The algorithm's decision script: one key, or a batch of keys sharing one slot, decided in
  * order in one atomic call. Its per-master twin rides along as `perNode`.
@@ -225,8 +233,9 @@ export function algorithmScript(lua: LuaAlgorithm): AlgorithmScript {
     ],
   );
   return {
-    ...defineScript(`${slot}${PRELUDE}${rule(lua, true)}${slotLoop(lua)}`),
-    perNode: defineScript(
+    ...shippedScript(lua.name, `${slot}${PRELUDE}${rule(lua, true)}${slotLoop(lua)}`),
+    perNode: shippedScript(
+      `${lua.name}.per-master`,
       `#!lua flags=allow-cross-slot-keys\n${master}${PRELUDE}${rule(lua, false)}${masterLoop(lua)}`,
     ),
   };
@@ -247,7 +256,8 @@ export function refundScript(lua: LuaAlgorithm & { readonly refund: string }): L
       ['Reply', '1'],
     ],
   );
-  return defineScript(
+  return shippedScript(
+    `${lua.name}.refund`,
     `${top}${PRELUDE}\n-- The rule: its parameters, one refund.\n${paramLocals(lua)}${fn('refund(key, units)', lua.refund)}refund(KEYS[1], tonumber(ARGV[#ARGV]))\nreturn 1\n`,
   );
 }
