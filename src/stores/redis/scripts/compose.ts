@@ -38,7 +38,8 @@ export interface LuaAlgorithm {
    * applying them only when admitted and `commit` is true. `i` is the decision's place in KEYS,
    * nil on the per-master path. Returns four integers as four values (no table per decision: this
    * is the hot path): allowed (0|1), remaining units, retry after ms (−1: never), reset after ms.
-   * A failing command raises; the composer fails that decision alone.
+   * Integers only: Redis truncates Lua floats in replies. A failing command raises; the composer
+   * fails that decision alone.
    */
   readonly decide: string;
   /**
