@@ -137,13 +137,14 @@ describe('exact decision batching', () => {
       await admin.pexpire(key, 60_000);
       return key;
     };
-    const interval = 6_000; // µs: 10 per minute
+    // µs: 10 per minute, so the keys written live 18 s, long enough to read back on a loaded machine
+    const interval = 6_000_000;
     const perSlot = await hashKey();
-    expect(await admin.eval(gcraScript.source, 1, perSlot, '', interval, 10, 3)).toEqual([1, 7, 0, 18]);
+    expect(await admin.eval(gcraScript.source, 1, perSlot, '', interval, 10, 3)).toEqual([1, 7, 0, 18_000]);
     // The per-master script runs on one node too: its first key declared, every key in ARGV.
     const perMaster = await hashKey();
     expect(await admin.eval(perNodeScript(gcraScript).source, 1, perMaster, '', interval, 10, perMaster, 3, 1)).toEqual(
-      [1, 7, 0, 18],
+      [1, 7, 0, 18_000],
     );
     for (const key of [perSlot, perMaster]) {
       expect(await admin.type(key)).toBe('string');
