@@ -15,10 +15,11 @@ import { createWarner, type WarningSink } from '../../warnings.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
-import { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';
-import { costArg, perNodeScript } from './scripts/compose.js';
+import { runScript, type ScriptClient } from './script.js';
+import { type AlgorithmScript, costArg, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
+import { resetScript } from './scripts/reset.js';
 
 /** Options of {@link createRedisLimiter}. */
 export interface RedisLimiterOptions {
@@ -161,7 +162,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
 
 function batcherOf(
   client: ScriptClient,
-  script: LuaScript,
+  script: AlgorithmScript,
   read: ReplyReader<Decision>,
   options: RedisLimiterOptions,
 ): Batcher<Decision> | undefined {
@@ -183,8 +184,6 @@ function batcherOf(
     byNode: nodes && { nodes, script: perNodeScript(script) },
   });
 }
-
-const resetScript = defineScript("return redis.call('DEL', KEYS[1])");
 
 /**
  * Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a
