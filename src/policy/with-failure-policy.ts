@@ -1,9 +1,9 @@
+import { TIMED_OUT, withDeadline } from '../deadline.js';
 import type { Decision, DegradedReason, FailureMode, LimitOptions } from '../decision.js';
 import { ConfigError, StoreUnavailableError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import { checkKey, costOf, requireInteger } from '../validate.js';
 import { type BreakerOptions, type BreakerState, createBreaker } from './breaker.js';
-import { TIMED_OUT, withDeadline } from './deadline.js';
 import { createLocalFallback, type LocalFallbackOptions } from './fallback.js';
 import { failClosed, failOpen, reasonOf } from './policies.js';
 

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { freePort, type RedisServer, startRedis } from '../support/redis-server.js';
 import { harnesses } from './support/harnesses.js';
 import { type Env, scenarios } from './support/scenarios.js';

@@ -1,7 +1,7 @@
 import { Redis as IORedis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, gcra, type Limiter } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { freePort, useRedisServer } from '../support/redis-server.js';
 
 const { server, redis } = useRedisServer({ connections: 2 });

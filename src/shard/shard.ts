@@ -1,9 +1,9 @@
-import type { Algorithm } from '../../algorithms/types.js';
-import type { Decision, LimitOptions } from '../../decision.js';
-import { ConfigError } from '../../errors.js';
-import type { Limiter } from '../../limiter.js';
-import { divideAlgorithm } from '../../policy/divide.js';
-import { checkKey } from '../../validate.js';
+import { divideAlgorithm } from '../algorithms/divide.js';
+import type { Algorithm } from '../algorithms/types.js';
+import type { Decision, LimitOptions } from '../decision.js';
+import { ConfigError } from '../errors.js';
+import type { Limiter } from '../limiter.js';
+import { checkKey } from '../validate.js';
 
 /** Options of {@link createShardedLimiter}. */
 export interface ShardedLimiterOptions {
