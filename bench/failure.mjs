@@ -18,7 +18,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { formatInteger, formatTable, INSTALL_REDIS, locateRedisServer } from '../dist/fleet.js';
+import { formatInteger, formatTable, INSTALL_REDIS, locateRedisServer } from '../demo/dist/fleet.js';
 import { createMemoryLimiter, gcra } from '../dist/index.js';
 import { createHeartbeat, withFailurePolicy } from '../dist/policy.js';
 import { createRedisLimiter, toScriptClient } from '../dist/redis.js';

@@ -1,3 +1,4 @@
+import { TIMED_OUT, withDeadline } from '../deadline.js';
 import type { Decision, DegradedReason, FailureMode, LimitOptions } from '../decision.js';
 import { ConfigError, isSluiceError, StoreUnavailableError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
@@ -13,7 +14,6 @@ import {
 } from '../validate.js';
 import { createWarner, type WarningSink } from '../warnings.js';
 import { type BreakerOptions, type BreakerState, createBreaker } from './breaker.js';
-import { TIMED_OUT, withDeadline } from './deadline.js';
 import { createLocalFallback, type LocalFallbackOptions } from './fallback.js';
 import { failClosed, failOpen, reasonOf } from './policies.js';
 

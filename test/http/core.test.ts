@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { ConfigError } from '../../src/errors.js';
 import { rateLimit as honoRateLimit } from '../../src/hono.js';
-import { createHttpLimiter, type HttpLimitOptions, type RequestFacts, type SluiceWarning } from '../../src/http.js';
+import { createHttpLimiter, type HttpLimitOptions, type RequestFacts, type SluiceWarning } from '../../src/http/index.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 
 const limiterOf = (limit: number) =>

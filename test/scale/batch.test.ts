@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gcra, StoreUnavailableError, tokenBucket } from '../../src/index.js';
-import { createRedisLimiter, type ScriptClient } from '../../src/redis.js';
+import { createRedisLimiter, type ScriptClient } from '../../src/stores/redis/index.js';
 import { type AlgorithmScript, perNodeScript } from '../../src/stores/redis/scripts/compose.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { profiles } from '../../src/testing/index.js';

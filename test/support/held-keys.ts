@@ -1,4 +1,10 @@
-import { defineScript, type LuaScript, runScript, type ScriptClient, toScriptClient } from '../../src/redis.js';
+import {
+  defineScript,
+  type LuaScript,
+  runScript,
+  type ScriptClient,
+  toScriptClient,
+} from '../../src/stores/redis/index.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 
 /*
