@@ -7,10 +7,10 @@ export const libraryEntries = {
   testing: 'src/testing/index.ts',
   policy: 'src/policy/index.ts',
   http: 'src/http/index.ts',
-  express: 'src/express.ts',
-  fastify: 'src/fastify.ts',
-  hono: 'src/hono.ts',
-  koa: 'src/koa.ts',
+  express: 'src/http/express/index.ts',
+  fastify: 'src/http/fastify/index.ts',
+  hono: 'src/http/hono/index.ts',
+  koa: 'src/http/koa/index.ts',
 };
 
 export default defineConfig([

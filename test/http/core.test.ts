@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { ConfigError } from '../../src/errors.js';
-import { rateLimit as honoRateLimit } from '../../src/hono.js';
+import { rateLimit as honoRateLimit } from '../../src/http/hono/index.js';
 import { createHttpLimiter, type HttpLimitOptions, type HttpWarning, type RequestFacts } from '../../src/http/index.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 

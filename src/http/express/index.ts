@@ -27,3 +27,4 @@ export function rateLimit(options: HttpLimitOptions<ExpressRequest>): ExpressMid
     }, next);
   };
 }
+export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from '../options.js';
