@@ -26,7 +26,7 @@ export default defineConfig([
   },
   {
     // The fleet demo, outside the package: demo/dist/cli.js forks demo/dist/fleet-instance.js.
-    entry: { cli: 'demo/cli.ts', 'fleet-instance': 'demo/fleet/instance-main.ts', fleet: 'demo/fleet/index.ts' },
+    entry: { cli: 'demo/cli.ts', 'fleet-instance': 'demo/fleet/instance-main.ts' },
     outDir: 'demo/dist',
     format: ['esm'],
     target: 'node20',

@@ -9,7 +9,6 @@
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { do_not_optimize, measure } from 'mitata';
-import { formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../demo/dist/fleet.js';
 import {
   createMemoryLimiter,
   fixedWindow,
@@ -19,9 +18,11 @@ import {
   tokenBucket,
 } from '../dist/index.js';
 import { createRedisLimiter } from '../dist/redis.js';
+import { readCommandStats, roundTripsBetween } from './lib/commandstats.mjs';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 const HOUR = 3_600_000;

@@ -18,12 +18,13 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { formatInteger, formatTable, INSTALL_REDIS, locateRedisServer } from '../demo/dist/fleet.js';
 import { createMemoryLimiter, gcra } from '../dist/index.js';
 import { withFailurePolicy } from '../dist/policy.js';
 import { createHeartbeat, createRedisLimiter, toScriptClient } from '../dist/redis.js';
 import { environment, formatEnvironment } from './lib/environment.mjs';
+import { INSTALL_REDIS, locateRedisServer } from './lib/redis-process.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 const FILE = fileURLToPath(import.meta.url);

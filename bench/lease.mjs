@@ -9,13 +9,14 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../demo/dist/fleet.js';
 import { createLeasedLimiter, createMemoryLimiter, gcra } from '../dist/index.js';
 import { createRedisLimiter } from '../dist/redis.js';
+import { readCommandStats, roundTripsBetween } from './lib/commandstats.mjs';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { leaseDialSvg } from './lib/lease-chart.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 // 10 per second (T = 100 ms) with a burst no run can exhaust: every timed decision is admitted,

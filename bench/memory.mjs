@@ -8,10 +8,10 @@
 import { fileURLToPath } from 'node:url';
 import { do_not_optimize, measure } from 'mitata';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { formatInteger, formatTable } from '../demo/dist/fleet.js';
 import { createMemoryLimiter, gcra } from '../dist/index.js';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 const KEYS = 100_000;

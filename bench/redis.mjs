@@ -7,18 +7,13 @@
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import {
-  commandsBetween,
-  formatInteger,
-  formatTable,
-  readCommandStats,
-  roundTripsBetween,
-} from '../demo/dist/fleet.js';
 import { gcra } from '../dist/index.js';
 import { createRedisLimiter } from '../dist/redis.js';
+import { commandsBetween, readCommandStats, roundTripsBetween } from './lib/commandstats.mjs';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 // Every timed decision is an admission (a key sees at most a few), and every key lives for seconds.

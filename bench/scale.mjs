@@ -10,20 +10,16 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import {
-  formatInteger,
-  formatTable,
-  locateRedisServer,
-  readCommandStats,
-  roundTripsBetween,
-} from '../demo/dist/fleet.js';
 import { gcra } from '../dist/index.js';
 import { createRedisLimiter } from '../dist/redis.js';
 import { startCluster } from './lib/cluster.mjs';
+import { readCommandStats, roundTripsBetween } from './lib/commandstats.mjs';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { owned } from './lib/owned.mjs';
+import { locateRedisServer } from './lib/redis-process.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 // A limit no timed decision reaches: every timed decision is an admission, which writes.
