@@ -126,7 +126,7 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
 
   const tick = () => {
     if (closed) return;
-    if (inFlight) {
+    if (inFlight !== undefined) {
       stats.skipped++;
       return;
     }
