@@ -1,4 +1,4 @@
-/** @typedef {{ readonly header: string, readonly align?: 'left' | 'right' }} Column A column of a {@link formatTable} table; numbers read best right-aligned (default 'left'). */
+/** @typedef {{ readonly header: string, readonly align?: string }} Column A column of a {@link formatTable} table; `align: 'right'` for numbers (default left). */
 
 /**
  * A Markdown table padded so it also reads well in a terminal.
