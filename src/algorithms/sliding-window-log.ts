@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js';
 import { requireInteger } from '../validate.js';
+import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
 /** Options of {@link slidingWindowLog}. */
@@ -44,6 +45,8 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
     // [length, head, ring of `limit` timestamps, oldest first from head]
     slots: 2 + limit,
     scriptParams: [limit, windowMs],
+    replenish: 'sliding',
+    divide: (n) => slidingWindowLog({ limit: share(limit, n), windowMs }),
     decide(state, offset, nowMs, cost, commit) {
       const length = state[offset] as number;
       const head = state[offset + 1] as number;
