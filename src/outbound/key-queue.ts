@@ -1,0 +1,283 @@
+import type { Decision } from '../decision.js';
+import type { Limiter } from '../limiter.js';
+import { AcquireTimeoutError, CostOverLimitError } from './errors.js';
+
+/** One call of `acquire` waiting for its units. */
+export interface Waiter {
+  /** Units charged for it (after any learned scale). */
+  readonly cost: number;
+  /** Local monotonic ms after which it must not be admitted; `Infinity` without `maxWaitMs`. */
+  readonly deadlineMs: number;
+  readonly resolve: (decision: Decision) => void;
+  readonly reject: (error: unknown) => void;
+  /** Set once the promise is settled or the waiter was taken off the queue by an abort. */
+  done: boolean;
+  /** The deadline timer while queued; the slot timer while booked (paced). */
+  timer: NodeJS.Timeout | undefined;
+  /** Paced: the admitting decision and the local time of its slot. */
+  booking: { decision: Decision; slotMs: number } | undefined;
+  /** Detaches the abort listener. */
+  detach: () => void;
+}
+
+/** What every key queue of one acquirer shares. */
+export interface QueueContext {
+  readonly limiter: Limiter;
+  readonly now: () => number;
+  /** Pacing: the emission interval (ms) each unit's slot is spread by; 0 when not paced. */
+  readonly paceIntervalMs: number;
+  /** Extra wait after a denial, drawn per wake-up, so a fleet's processes do not all call at the refill. */
+  readonly jitterMs: () => number;
+  /** Reads the fleet-wide pause of a key (ms left), once per wake-up; absent without a pause store. */
+  readonly pausedForMs: ((key: string) => Promise<number>) | undefined;
+  /** Called once a queue holds no waiter, no booking and no timer. */
+  readonly onIdle: (queue: KeyQueue) => void;
+}
+
+/**
+ * The waiters of one key in this process, first in first out. At most one remote call is in
+ * flight per key: a wake-up asks for the head's units; an admission hands them over and asks
+ * for the next head at once; a denial sets one timer from the store's `retryAfterMs`.
+ */
+export interface KeyQueue {
+  readonly key: string;
+  readonly waiting: Waiter[];
+  readonly booked: Set<Waiter>;
+  /** Local time before which nothing is asked for: a learned pause. */
+  pausedUntilMs: number;
+  /** Local time from which the store said the head could pass (last denial). */
+  availableAtMs: number;
+  /** Paced: local time at which the store's booked schedule ends (GCRA's TAT), as last seen. */
+  scheduleEndMs: number;
+  /** Paced: the earliest local time the next booked waiter may be released (the last release's slot ends). */
+  nextReleaseMs: number;
+  calling: boolean;
+  wake: NodeJS.Timeout | undefined;
+}
+
+export function createKeyQueue(key: string): KeyQueue {
+  return {
+    key,
+    waiting: [],
+    booked: new Set(),
+    pausedUntilMs: 0,
+    availableAtMs: 0,
+    scheduleEndMs: 0,
+    nextReleaseMs: 0,
+    calling: false,
+    wake: undefined,
+  };
+}
+
+/** Settles a waiter once, clearing its timer and abort listener. */
+export function finish(waiter: Waiter, outcome: { decision: Decision } | { error: unknown }): void {
+  if (waiter.done) return;
+  waiter.done = true;
+  clearTimeout(waiter.timer);
+  waiter.timer = undefined;
+  waiter.detach();
+  if ('decision' in outcome) waiter.resolve(outcome.decision);
+  else waiter.reject(outcome.error);
+}
+
+/** Takes a waiter off the queue (abort, deadline) and lets an empty queue go. */
+export function withdraw(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, error: unknown): void {
+  const at = queue.waiting.indexOf(waiter);
+  if (at !== -1) queue.waiting.splice(at, 1);
+  if (waiter.booking !== undefined) {
+    queue.booked.delete(waiter);
+    clearTimeout(waiter.timer);
+    const { booking } = waiter;
+    waiter.booking = undefined;
+    finish(waiter, { error });
+    handOver(ctx, queue, booking.decision, waiter.cost, booking.slotMs);
+  } else {
+    finish(waiter, { error });
+  }
+  settle(ctx, queue);
+}
+
+/** Clears the wake-up timer of a queue nobody waits on, and reports it idle. */
+export function settle(ctx: QueueContext, queue: KeyQueue): void {
+  if (queue.waiting.length > 0 || queue.calling) return;
+  clearTimeout(queue.wake);
+  queue.wake = undefined;
+  if (queue.booked.size === 0) ctx.onIdle(queue);
+}
+
+/** Starts a wake-up now unless one is in flight or timed. */
+export function pump(ctx: QueueContext, queue: KeyQueue): void {
+  if (queue.calling || queue.wake !== undefined) return;
+  queue.calling = true;
+  void drainQueue(ctx, queue);
+}
+
+/** Moves this key's local pause to `untilMs` (if later), booked slots inside it past it. */
+export function pauseQueue(ctx: QueueContext, queue: KeyQueue, untilMs: number): void {
+  if (untilMs <= queue.pausedUntilMs) return;
+  queue.pausedUntilMs = untilMs;
+  const slots = [...queue.booked].map((waiter) => waiter.booking?.slotMs ?? untilMs);
+  const shiftMs = untilMs - Math.min(...slots);
+  if (shiftMs > 0) for (const waiter of [...queue.booked]) rebook(ctx, queue, waiter, shiftMs);
+}
+
+/** setTimeout's largest delay; longer ones would fire at once. A wake-up that early just asks again. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function scheduleWake(ctx: QueueContext, queue: KeyQueue, delayMs: number): void {
+  clearTimeout(queue.wake);
+  queue.wake = setTimeout(
+    () => {
+      queue.wake = undefined;
+      pump(ctx, queue);
+    },
+    Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(delayMs))),
+  );
+}
+
+/** One wake-up: admits heads while the store admits them, then sleeps until the store's retry. */
+async function drainQueue(ctx: QueueContext, queue: KeyQueue): Promise<void> {
+  try {
+    await admitWhileAllowed(ctx, queue);
+  } finally {
+    queue.calling = false;
+    // A waiter that arrived while this wake-up was ending found it busy: it is served now.
+    if (queue.waiting.length > 0 && queue.wake === undefined) pump(ctx, queue);
+    else settle(ctx, queue);
+  }
+}
+
+async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<void> {
+  if (ctx.pausedForMs !== undefined && queue.waiting.length > 0) {
+    const pausedMs = await ctx.pausedForMs(queue.key);
+    if (pausedMs > 0) pauseQueue(ctx, queue, ctx.now() + pausedMs);
+  }
+  for (;;) {
+    const head = queue.waiting[0];
+    if (head === undefined) return;
+    const nowMs = ctx.now();
+    if (queue.pausedUntilMs > nowMs) return scheduleWake(ctx, queue, queue.pausedUntilMs - nowMs);
+    if (ctx.paceIntervalMs > 0 && queue.scheduleEndMs - head.cost * ctx.paceIntervalMs > head.deadlineMs) {
+      // The booked schedule only grows, so this slot is already later than the waiter can wait.
+      timeOut(ctx, queue, head, queue.scheduleEndMs - nowMs);
+      continue;
+    }
+    let decision: Decision;
+    try {
+      decision = await ctx.limiter.limit(queue.key, { cost: head.cost });
+    } catch (error) {
+      // The store could not decide: this waiter gets the error, the next one gets a fresh call.
+      if (queue.waiting[0] === head) queue.waiting.shift();
+      finish(head, { error });
+      continue;
+    }
+    const repliedMs = ctx.now();
+    if (decision.allowed) {
+      if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
+      const slotMs =
+        ctx.paceIntervalMs > 0
+          ? repliedMs + Math.max(0, decision.resetAfterMs - head.cost * ctx.paceIntervalMs)
+          : repliedMs;
+      if (queue.waiting[0] === head) {
+        queue.waiting.shift();
+        admit(ctx, queue, head, decision, slotMs);
+      } else {
+        // The head was aborted while its call was in flight: its units go to the next waiter or back.
+        handOver(ctx, queue, decision, head.cost, slotMs);
+      }
+      continue;
+    }
+    if (!Number.isFinite(decision.retryAfterMs)) {
+      if (queue.waiting[0] === head) queue.waiting.shift();
+      finish(head, { error: new CostOverLimitError(`cost ${head.cost} can never be admitted on '${queue.key}'`) });
+      continue;
+    }
+    if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
+    queue.availableAtMs = repliedMs + decision.retryAfterMs;
+    // Nobody behind the head can pass before it: whoever cannot wait that long is told now.
+    for (const waiter of [...queue.waiting]) {
+      if (waiter.deadlineMs < queue.availableAtMs) timeOut(ctx, queue, waiter, decision.retryAfterMs);
+    }
+    if (queue.waiting.length === 0) return;
+    return scheduleWake(ctx, queue, decision.retryAfterMs + ctx.jitterMs());
+  }
+}
+
+function timeOut(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, retryAfterMs: number): void {
+  const error = new AcquireTimeoutError(
+    `acquire of ${waiter.cost} unit(s) on '${queue.key}' would wait ${Math.ceil(retryAfterMs)} ms, past its maxWaitMs`,
+    retryAfterMs,
+  );
+  withdraw(ctx, queue, waiter, error);
+}
+
+/** Resolves a waiter now, or (paced) at its slot. */
+function admit(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, decision: Decision, slotMs: number): void {
+  clearTimeout(waiter.timer);
+  waiter.timer = undefined;
+  if (ctx.paceIntervalMs === 0) {
+    finish(waiter, { decision });
+    return;
+  }
+  waiter.booking = { decision, slotMs };
+  queue.booked.add(waiter);
+  const delayMs = slotMs - ctx.now();
+  // Booked past its deadline: this waiter is told at once and the slot is handed on.
+  if (slotMs > waiter.deadlineMs) {
+    timeOut(ctx, queue, waiter, delayMs);
+    return;
+  }
+  if (delayMs <= 0) {
+    release(ctx, queue, waiter);
+    return;
+  }
+  waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(delayMs));
+}
+
+/** Moves a booked waiter's slot `shiftMs` later (a pause); one whose deadline it passes leaves. */
+export function rebook(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, shiftMs: number): void {
+  const booking = waiter.booking;
+  if (booking === undefined) return;
+  booking.slotMs += shiftMs;
+  clearTimeout(waiter.timer);
+  if (booking.slotMs > waiter.deadlineMs) {
+    timeOut(ctx, queue, waiter, booking.slotMs - ctx.now());
+    return;
+  }
+  waiter.timer = setTimeout(() => release(ctx, queue, waiter), booking.slotMs - ctx.now());
+}
+
+function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
+  const booking = waiter.booking;
+  if (booking === undefined) return;
+  const nowMs = ctx.now();
+  // Two timers that fire late together would release a burst: this process keeps its own releases T apart.
+  if (queue.nextReleaseMs > nowMs) {
+    waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(queue.nextReleaseMs - nowMs));
+    return;
+  }
+  queue.nextReleaseMs = nowMs + waiter.cost * ctx.paceIntervalMs;
+  queue.booked.delete(waiter);
+  waiter.booking = undefined;
+  waiter.timer = undefined;
+  finish(waiter, { decision: booking.decision });
+  settle(ctx, queue);
+}
+
+/**
+ * Units admitted for a waiter that left: the first queued waiter they cover (cost, deadline)
+ * takes them, keeping its place in line; otherwise they are refunded where the limiter can take
+ * a refund and not paced. A paced slot is never refunded: moving GCRA's schedule back would put two
+ * later units in one slot, so a slot nobody takes stays spent (the fleet sends one call fewer).
+ */
+function handOver(ctx: QueueContext, queue: KeyQueue, decision: Decision, units: number, slotMs: number): void {
+  const heir = queue.waiting.find((waiter) => waiter.cost <= units && waiter.deadlineMs >= slotMs);
+  if (heir !== undefined) {
+    queue.waiting.splice(queue.waiting.indexOf(heir), 1);
+    admit(ctx, queue, heir, decision, slotMs);
+    return;
+  }
+  if (ctx.paceIntervalMs > 0 || ctx.limiter.refund === undefined) return;
+  // Best effort: a refund that fails leaves the units spent, which only ever under-admits.
+  ctx.limiter.refund(queue.key, units).catch(() => {});
+}
