@@ -5,11 +5,13 @@ import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import { checkKey, costOf, requireInteger } from '../validate.js';
 import { AcquirerClosedError, AcquireTimeoutError, CostOverLimitError, QueueFullError } from './errors.js';
 import {
+  armDeadline,
   createKeyQueue,
   type KeyQueue,
   pauseQueue,
   pump,
   type QueueContext,
+  repriceQueue,
   type Waiter,
   withdraw,
 } from './key-queue.js';
@@ -23,13 +25,14 @@ export interface AcquirerOptions {
    * "No bursts": every admitted unit is released at its own slot of the GCRA schedule, one
    * emission interval after the previous one across the whole fleet, instead of at once. The
    * limiter's `burst` then only says how far ahead (burst × emission interval) a process may book
-   * slots. Needs a GCRA limiter. Default false.
+   * slots; a wake-up waits until half of that is free, so each one books a batch. Needs a GCRA
+   * limiter. Default false.
    */
   pace?: boolean;
   /**
    * Largest extra wait (ms) drawn at random after a denial before asking again, so processes
    * waiting on one key do not all call at the same refill. Default: one emission interval, or
-   * half the booking horizon when paced.
+   * a quarter of the booking horizon when paced.
    */
   jitterMs?: number;
   /**
@@ -112,7 +115,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
   }
   const intervalMs = emissionIntervalMs(algorithm);
   const paceIntervalMs = options.pace ? intervalMs : 0;
-  const jitterMs = options.jitterMs ?? (options.pace ? algorithm.horizonMs / 2 : intervalMs);
+  const jitterMs = options.jitterMs ?? (options.pace ? algorithm.horizonMs / 4 : intervalMs);
   if (typeof jitterMs !== 'number' || !(jitterMs >= 0) || !Number.isFinite(jitterMs)) {
     throw new ConfigError(`jitterMs must be a finite number ≥ 0, got ${String(jitterMs)}`);
   }
@@ -126,6 +129,8 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     limiter,
     now,
     paceIntervalMs,
+    horizonMs: algorithm.horizonMs,
+    refillUnits: Math.ceil(algorithm.limit / 2),
     pausedForMs: pauses && ((key) => pauses.pausedForMs(key).catch(() => 0)),
     jitterMs: () => Math.random() * jitterMs,
     onIdle: (queue) => {
@@ -147,9 +152,9 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     acquire(key, acquireOptions = {}) {
       try {
         checkKey(key);
-        const cost = costOf(acquireOptions) * (factors.get(key) ?? 1);
-        if (cost > algorithm.limit) {
-          throw new CostOverLimitError(`cost ${cost} exceeds the ${algorithm.limit} units '${key}' can ever hold`);
+        const units = costOf(acquireOptions);
+        if (units > algorithm.limit) {
+          throw new CostOverLimitError(`cost ${units} exceeds the ${algorithm.limit} units '${key}' can ever hold`);
         }
         const maxWaitMs = acquireOptions.maxWaitMs ?? Number.POSITIVE_INFINITY;
         if (typeof maxWaitMs !== 'number' || !(maxWaitMs >= 0)) {
@@ -162,7 +167,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
         if (queue.waiting.length >= maxQueueLength) {
           throw new QueueFullError(`'${key}' already has ${maxQueueLength} waiters (maxQueueLength)`);
         }
-        return enqueue(queue, cost, now() + maxWaitMs, signal);
+        return enqueue(queue, units, now() + maxWaitMs, signal);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -186,7 +191,10 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     scale(key, factor) {
       checkKey(key);
       requireInteger('factor', factor);
-      if (factor > (factors.get(key) ?? 1)) factors.set(key, Math.min(factor, algorithm.limit));
+      if (factor <= (factors.get(key) ?? 1)) return;
+      factors.set(key, Math.min(factor, algorithm.limit));
+      const queue = queues.get(key);
+      if (queue !== undefined) repriceQueue(ctx, queue, (units) => priced(key, units));
     },
     close() {
       if (closed) return;
@@ -202,12 +210,19 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     },
   };
 
-  function enqueue(queue: KeyQueue, cost: number, deadlineMs: number, signal?: AbortSignal): Promise<Decision> {
+  /** What `units` cost on `key` after the scale learned for it, at most what the key can hold. */
+  function priced(key: string, units: number): number {
+    return Math.min(units * (factors.get(key) ?? 1), Math.max(units, algorithm.limit));
+  }
+
+  function enqueue(queue: KeyQueue, units: number, deadlineMs: number, signal?: AbortSignal): Promise<Decision> {
+    const cost = priced(queue.key, units);
     if (deadlineMs < queue.availableAtMs || deadlineMs < queue.pausedUntilMs) {
       return Promise.reject(timeoutError(queue.key, cost, Math.max(queue.availableAtMs, queue.pausedUntilMs)));
     }
     return new Promise<Decision>((resolve, reject) => {
       const waiter: Waiter = {
+        units,
         cost,
         deadlineMs,
         resolve,
@@ -221,13 +236,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
         withdraw(ctx, queue, waiter, signal?.reason);
       }
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (Number.isFinite(deadlineMs)) {
-        // Backstop: a waiter still queued at its deadline leaves, whatever the store said before.
-        waiter.timer = setTimeout(
-          () => withdraw(ctx, queue, waiter, timeoutError(queue.key, cost, now())),
-          Math.max(0, deadlineMs - now()),
-        );
-      }
+      armDeadline(ctx, queue, waiter);
       queue.waiting.push(waiter);
       pump(ctx, queue);
     });

@@ -4,8 +4,10 @@ import { AcquireTimeoutError, CostOverLimitError } from './errors.js';
 
 /** One call of `acquire` waiting for its units. */
 export interface Waiter {
-  /** Units charged for it (after any learned scale). */
-  readonly cost: number;
+  /** Units asked for. */
+  readonly units: number;
+  /** Units charged for it: `units` times the key's learned scale, at most the limit. */
+  cost: number;
   /** Local monotonic ms after which it must not be admitted; `Infinity` without `maxWaitMs`. */
   readonly deadlineMs: number;
   readonly resolve: (decision: Decision) => void;
@@ -26,6 +28,10 @@ export interface QueueContext {
   readonly now: () => number;
   /** Pacing: the emission interval (ms) each unit's slot is spread by; 0 when not paced. */
   readonly paceIntervalMs: number;
+  /** Pacing: how far ahead (ms) the GCRA schedule can be booked (burst × emission interval). */
+  readonly horizonMs: number;
+  /** Pacing: units a wake-up waits to find free, so that each remote call books a batch of slots. */
+  readonly refillUnits: number;
   /** Extra wait after a denial, drawn per wake-up, so a fleet's processes do not all call at the refill. */
   readonly jitterMs: () => number;
   /** Reads the fleet-wide pause of a key (ms left), once per wake-up; absent without a pause store. */
@@ -112,13 +118,45 @@ export function pump(ctx: QueueContext, queue: KeyQueue): void {
   void drainQueue(ctx, queue);
 }
 
-/** Moves this key's local pause to `untilMs` (if later), booked slots inside it past it. */
+/**
+ * Moves this key's local pause to `untilMs` (if later). Slots booked inside the pause are given
+ * up: their waiters go back to the head of the line and book again after it, where the store
+ * spaces them across the fleet (shifting the slots instead would bunch every process's first
+ * slot at the pause's end). The slots given up stay spent, as the upstream refused them anyway.
+ */
 export function pauseQueue(ctx: QueueContext, queue: KeyQueue, untilMs: number): void {
   if (untilMs <= queue.pausedUntilMs) return;
   queue.pausedUntilMs = untilMs;
-  const slots = [...queue.booked].map((waiter) => waiter.booking?.slotMs ?? untilMs);
-  const shiftMs = untilMs - Math.min(...slots);
-  if (shiftMs > 0) for (const waiter of [...queue.booked]) rebook(ctx, queue, waiter, shiftMs);
+  forfeitBooked(ctx, queue, (slotMs) => slotMs < untilMs);
+}
+
+/**
+ * The key's calls now cost `costOf(units)` (an upstream announced a lower rate): queued waiters
+ * are repriced, and booked ones give up their slots (booked at the old spacing) to book again.
+ */
+export function repriceQueue(ctx: QueueContext, queue: KeyQueue, costOf: (units: number) => number): void {
+  forfeitBooked(ctx, queue, () => true);
+  for (const waiter of queue.waiting) waiter.cost = costOf(waiter.units);
+}
+
+function forfeitBooked(ctx: QueueContext, queue: KeyQueue, forfeits: (slotMs: number) => boolean): void {
+  const forfeited = [...queue.booked].filter((waiter) => waiter.booking && forfeits(waiter.booking.slotMs));
+  for (const waiter of forfeited) {
+    queue.booked.delete(waiter);
+    waiter.booking = undefined;
+    clearTimeout(waiter.timer);
+    armDeadline(ctx, queue, waiter);
+  }
+  queue.waiting.unshift(...forfeited);
+}
+
+/** A waiter still queued at its deadline leaves, whatever the store said before. */
+export function armDeadline(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
+  if (!Number.isFinite(waiter.deadlineMs)) return;
+  waiter.timer = setTimeout(
+    () => timeOut(ctx, queue, waiter, Math.max(0, queue.availableAtMs - ctx.now())),
+    Math.max(0, waiter.deadlineMs - ctx.now()),
+  );
 }
 
 /** setTimeout's largest delay; longer ones would fire at once. A wake-up that early just asks again. */
@@ -185,6 +223,11 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
         // The head was aborted while its call was in flight: its units go to the next waiter or back.
         handOver(ctx, queue, decision, head.cost, slotMs);
       }
+      const next = queue.waiting[0];
+      if (ctx.paceIntervalMs > 0 && next !== undefined && decision.remaining < next.cost) {
+        // Known without asking: the schedule is full. Sleep until a batch of slots is free again.
+        return scheduleWake(ctx, queue, refillWaitMs(ctx, decision, next.cost) + ctx.jitterMs());
+      }
       continue;
     }
     if (!Number.isFinite(decision.retryAfterMs)) {
@@ -199,8 +242,18 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
       if (waiter.deadlineMs < queue.availableAtMs) timeOut(ctx, queue, waiter, decision.retryAfterMs);
     }
     if (queue.waiting.length === 0) return;
-    return scheduleWake(ctx, queue, decision.retryAfterMs + ctx.jitterMs());
+    const waitMs = ctx.paceIntervalMs > 0 ? refillWaitMs(ctx, decision, head.cost) : decision.retryAfterMs;
+    return scheduleWake(ctx, queue, waitMs + ctx.jitterMs());
   }
+}
+
+/**
+ * GCRA: a booking of `cost` fits once the schedule's end (now + `resetAfterMs`) is within the
+ * horizon minus `cost` slots; waiting for `refillUnits` slots instead makes one call book many.
+ */
+function refillWaitMs(ctx: QueueContext, decision: Decision, cost: number): number {
+  const units = Math.max(cost, ctx.refillUnits);
+  return Math.max(decision.retryAfterMs, decision.resetAfterMs + units * ctx.paceIntervalMs - ctx.horizonMs);
 }
 
 function timeOut(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, retryAfterMs: number): void {
@@ -232,19 +285,6 @@ function admit(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, decision: Dec
     return;
   }
   waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(delayMs));
-}
-
-/** Moves a booked waiter's slot `shiftMs` later (a pause); one whose deadline it passes leaves. */
-export function rebook(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, shiftMs: number): void {
-  const booking = waiter.booking;
-  if (booking === undefined) return;
-  booking.slotMs += shiftMs;
-  clearTimeout(waiter.timer);
-  if (booking.slotMs > waiter.deadlineMs) {
-    timeOut(ctx, queue, waiter, booking.slotMs - ctx.now());
-    return;
-  }
-  waiter.timer = setTimeout(() => release(ctx, queue, waiter), booking.slotMs - ctx.now());
 }
 
 function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
