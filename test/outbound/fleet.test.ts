@@ -107,28 +107,14 @@ describe('outbound fleet: 3 processes, one Redis key, a real upstream enforcing 
   // The targets (0 429s, <= 50 per second, >= 95 %, <= 1.2 calls) are printed and reported, not
   // asserted: on a loaded 2-core machine, scheduling stalls of 50-100 ms compress arrivals past any
   // 4 % margin. Asserted: every call answered, 429s under 10 %, Redis calls per call under 1.6.
-  it('GCRA paced (burst 40 as booking horizon): every call answered, few 429s, about one Redis call per call', async () => {
-    const figures = await runFleet(upstream, UPSTREAM_LIMIT, {
-      ...calls,
-      algorithm: 'gcra',
-      limit: 48,
-      burst: 40,
-      pace: true,
-    });
-    table['gcra 48/s burst 40, pace'] = figures;
-    expect(figures.served + figures.refused).toBe(240);
-    expect(figures.refused).toBeLessThanOrEqual(24);
-    expect(figures.redisCallsPerCall).toBeLessThanOrEqual(1.6);
-  });
-
-  it('sliding log 48 per second: every call answered, few 429s, about one Redis call per call', async () => {
-    const figures = await runFleet(upstream, UPSTREAM_LIMIT, {
-      ...calls,
-      algorithm: 'sliding-window-log',
-      limit: 48,
-      pace: false,
-    });
-    table['sliding log 48/s'] = figures;
+  const configurations = [
+    { name: 'gcra 48/s burst 40, pace', algorithm: 'gcra', limit: 48, burst: 40, pace: true },
+    { name: 'sliding log 48/s', algorithm: 'sliding-window-log', limit: 48, pace: false },
+  ] as const;
+  it.each(configurations)('$name: every call answered, few 429s, about one Redis call per call', async (each) => {
+    const { name, ...caller } = each;
+    const figures = await runFleet(upstream, UPSTREAM_LIMIT, { ...calls, ...caller });
+    table[name] = figures;
     expect(figures.served + figures.refused).toBe(240);
     expect(figures.refused).toBeLessThanOrEqual(24);
     expect(figures.redisCallsPerCall).toBeLessThanOrEqual(1.6);
@@ -154,6 +140,7 @@ describe('outbound fleet: the upstream announces 25/s, lower than the 48/s confi
     });
     table['gcra 48/s burst 40, pace; upstream 25/s announced'] = figures;
     expect(figures.served + figures.refused).toBe(120);
-    expect(figures.refused).toBeLessThanOrEqual(12);
+    // The issue's target: at most one 429 per instance before the fleet has learned.
+    expect(figures.refused).toBeLessThanOrEqual(PROCESSES);
   });
 });
