@@ -30,6 +30,14 @@ export interface AcquirerOptions {
    */
   pace?: boolean;
   /**
+   * Paced: how late (ms) after its slot a unit may still be released. A unit that would go later
+   * (the process stalled, or the store's reply took longer than this) gives its slot up and books
+   * again, so a stalled process never sends on top of the following slots: every release then lies
+   * within `maxLatenessMs` of its slot, and calls n slots apart are at least n × T − maxLatenessMs
+   * apart. Set it to the jitter your margin under the upstream absorbs. Default: no bound.
+   */
+  maxLatenessMs?: number;
+  /**
    * Largest extra wait (ms) drawn at random after a denial before asking again, so processes
    * waiting on one key do not all call at the same refill. Default: one emission interval, or
    * a quarter of the booking horizon when paced.
@@ -119,6 +127,10 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
   if (typeof jitterMs !== 'number' || !(jitterMs >= 0) || !Number.isFinite(jitterMs)) {
     throw new ConfigError(`jitterMs must be a finite number ≥ 0, got ${String(jitterMs)}`);
   }
+  const maxLatenessMs = options.maxLatenessMs ?? Number.POSITIVE_INFINITY;
+  if (typeof maxLatenessMs !== 'number' || !(maxLatenessMs >= 0)) {
+    throw new ConfigError(`maxLatenessMs must be a number ≥ 0, got ${String(maxLatenessMs)}`);
+  }
   const now = options.clock ?? monotonicClock;
   const queues = new Map<string, KeyQueue>();
   const factors = new Map<string, number>();
@@ -131,6 +143,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     paceIntervalMs,
     horizonMs: algorithm.horizonMs,
     refillUnits: Math.ceil(algorithm.limit / 2),
+    maxLatenessMs,
     pausedForMs: pauses && ((key) => pauses.pausedForMs(key).catch(() => 0)),
     jitterMs: () => Math.random() * jitterMs,
     onIdle: (queue) => {

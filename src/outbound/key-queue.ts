@@ -16,10 +16,20 @@ export interface Waiter {
   done: boolean;
   /** The deadline timer while queued; the slot timer while booked (paced). */
   timer: NodeJS.Timeout | undefined;
-  /** Paced: the admitting decision and the local time of its slot. */
-  booking: { decision: Decision; slotMs: number } | undefined;
+  /** Paced: the admitting decision and its slot. */
+  booking: { decision: Decision; slot: Slot } | undefined;
   /** Detaches the abort listener. */
   detach: () => void;
+}
+
+/**
+ * When a unit may be released (local ms): not before `atMs`, from the store's reply; not after
+ * `latestMs`, the earliest the store may have decided plus the lateness allowed. Later, the slot is
+ * given up: a process that stalled must not send its units on top of the next slots.
+ */
+export interface Slot {
+  atMs: number;
+  latestMs: number;
 }
 
 /** What every key queue of one acquirer shares. */
@@ -32,6 +42,8 @@ export interface QueueContext {
   readonly horizonMs: number;
   /** Pacing: units a wake-up waits to find free, so that each remote call books a batch of slots. */
   readonly refillUnits: number;
+  /** Pacing: how late (ms) after its slot a unit may still be released. */
+  readonly maxLatenessMs: number;
   /** Extra wait after a denial, drawn per wake-up, so a fleet's processes do not all call at the refill. */
   readonly jitterMs: () => number;
   /** Reads the fleet-wide pause of a key (ms left), once per wake-up; absent without a pause store. */
@@ -96,7 +108,7 @@ export function withdraw(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, err
     const { booking } = waiter;
     waiter.booking = undefined;
     finish(waiter, { error });
-    handOver(ctx, queue, booking.decision, waiter.cost, booking.slotMs);
+    handOver(ctx, queue, booking.decision, waiter.cost, booking.slot);
   } else {
     finish(waiter, { error });
   }
@@ -140,14 +152,17 @@ export function repriceQueue(ctx: QueueContext, queue: KeyQueue, costOf: (units:
 }
 
 function forfeitBooked(ctx: QueueContext, queue: KeyQueue, forfeits: (slotMs: number) => boolean): void {
-  const forfeited = [...queue.booked].filter((waiter) => waiter.booking && forfeits(waiter.booking.slotMs));
-  for (const waiter of forfeited) {
-    queue.booked.delete(waiter);
-    waiter.booking = undefined;
-    clearTimeout(waiter.timer);
-    armDeadline(ctx, queue, waiter);
-  }
+  const forfeited = [...queue.booked].filter((waiter) => waiter.booking && forfeits(waiter.booking.slot.atMs));
+  for (const waiter of forfeited) unbook(ctx, queue, waiter);
   queue.waiting.unshift(...forfeited);
+}
+
+/** A booked waiter gives its slot up (it stays spent) and waits as it did before booking. */
+function unbook(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
+  queue.booked.delete(waiter);
+  waiter.booking = undefined;
+  clearTimeout(waiter.timer);
+  armDeadline(ctx, queue, waiter);
 }
 
 /** A waiter still queued at its deadline leaves, whatever the store said before. */
@@ -200,6 +215,7 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
       timeOut(ctx, queue, head, queue.scheduleEndMs - nowMs);
       continue;
     }
+    const askedMs = ctx.now();
     let decision: Decision;
     try {
       decision = await ctx.limiter.limit(queue.key, { cost: head.cost });
@@ -212,16 +228,13 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
     const repliedMs = ctx.now();
     if (decision.allowed) {
       if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
-      const slotMs =
-        ctx.paceIntervalMs > 0
-          ? repliedMs + Math.max(0, decision.resetAfterMs - head.cost * ctx.paceIntervalMs)
-          : repliedMs;
+      const slot = slotOf(ctx, decision, head.cost, askedMs, repliedMs);
       if (queue.waiting[0] === head) {
         queue.waiting.shift();
-        admit(ctx, queue, head, decision, slotMs);
+        admit(ctx, queue, head, decision, slot);
       } else {
         // The head was aborted while its call was in flight: its units go to the next waiter or back.
-        handOver(ctx, queue, decision, head.cost, slotMs);
+        handOver(ctx, queue, decision, head.cost, slot);
       }
       const next = queue.waiting[0];
       if (ctx.paceIntervalMs > 0 && next !== undefined && decision.remaining < next.cost) {
@@ -264,19 +277,29 @@ function timeOut(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, retryAfterM
   withdraw(ctx, queue, waiter, error);
 }
 
+/**
+ * Paced: the store decided somewhere between asking and the reply, so the unit's slot (its place
+ * in GCRA's schedule, `resetAfterMs − cost × T` after the decision) lies between the two readings.
+ */
+function slotOf(ctx: QueueContext, decision: Decision, cost: number, askedMs: number, repliedMs: number): Slot {
+  if (ctx.paceIntervalMs === 0) return { atMs: repliedMs, latestMs: Number.POSITIVE_INFINITY };
+  const aheadMs = Math.max(0, decision.resetAfterMs - cost * ctx.paceIntervalMs);
+  return { atMs: repliedMs + aheadMs, latestMs: askedMs + aheadMs + ctx.maxLatenessMs };
+}
+
 /** Resolves a waiter now, or (paced) at its slot. */
-function admit(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, decision: Decision, slotMs: number): void {
+function admit(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, decision: Decision, slot: Slot): void {
   clearTimeout(waiter.timer);
   waiter.timer = undefined;
   if (ctx.paceIntervalMs === 0) {
     finish(waiter, { decision });
     return;
   }
-  waiter.booking = { decision, slotMs };
+  waiter.booking = { decision, slot };
   queue.booked.add(waiter);
-  const delayMs = slotMs - ctx.now();
+  const delayMs = slot.atMs - ctx.now();
   // Booked past its deadline: this waiter is told at once and the slot is handed on.
-  if (slotMs > waiter.deadlineMs) {
+  if (slot.atMs > waiter.deadlineMs) {
     timeOut(ctx, queue, waiter, delayMs);
     return;
   }
@@ -291,6 +314,13 @@ function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
   const booking = waiter.booking;
   if (booking === undefined) return;
   const nowMs = ctx.now();
+  if (nowMs > booking.slot.latestMs) {
+    // Too late for its slot (this process stalled, or the store's reply was slow): book again.
+    unbook(ctx, queue, waiter);
+    queue.waiting.unshift(waiter);
+    pump(ctx, queue);
+    return;
+  }
   // Two timers that fire late together would release a burst: this process keeps its own releases T apart.
   if (queue.nextReleaseMs > nowMs) {
     waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(queue.nextReleaseMs - nowMs));
@@ -310,11 +340,11 @@ function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
  * a refund and not paced. A paced slot is never refunded: moving GCRA's schedule back would put two
  * later units in one slot, so a slot nobody takes stays spent (the fleet sends one call fewer).
  */
-function handOver(ctx: QueueContext, queue: KeyQueue, decision: Decision, units: number, slotMs: number): void {
-  const heir = queue.waiting.find((waiter) => waiter.cost <= units && waiter.deadlineMs >= slotMs);
+function handOver(ctx: QueueContext, queue: KeyQueue, decision: Decision, units: number, slot: Slot): void {
+  const heir = queue.waiting.find((waiter) => waiter.cost <= units && waiter.deadlineMs >= slot.atMs);
   if (heir !== undefined) {
     queue.waiting.splice(queue.waiting.indexOf(heir), 1);
-    admit(ctx, queue, heir, decision, slotMs);
+    admit(ctx, queue, heir, decision, slot);
     return;
   }
   if (ctx.paceIntervalMs > 0 || ctx.limiter.refund === undefined) return;

@@ -20,6 +20,7 @@ export interface CallerConfig {
   periodMs: number;
   burst?: number;
   pace: boolean;
+  maxLatenessMs?: number;
 }
 
 export interface CallerReport {
@@ -37,6 +38,7 @@ const client = new Redis({ port: config.redisPort, host: '127.0.0.1' });
 const limiter = createRedisLimiter({ client, algorithm, prefix: config.prefix });
 const acquirer = createAcquirer(limiter, {
   pace: config.pace,
+  maxLatenessMs: config.maxLatenessMs,
   pauses: createRedisPauseStore({ client, prefix: `${config.prefix}pause:` }),
 });
 const agent = new Agent({ keepAlive: true });
