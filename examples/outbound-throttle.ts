@@ -52,7 +52,8 @@ const upstream = startUpstream();
 await new Promise((resolve) => upstream.server.once('listening', resolve));
 const url = `http://127.0.0.1:${(upstream.server.address() as AddressInfo).port}/items`;
 const store = await createStore();
-const acquirer = createAcquirer(store.limiter, { pace: true, pauses: store.pauses });
+// Paced: no bursts. A unit more than 50 ms late for its slot books again (the 10 % margin is 111 ms).
+const acquirer = createAcquirer(store.limiter, { pace: true, maxLatenessMs: 50, pauses: store.pauses });
 
 // The wrapped function keeps fetch's signature; its Response feeds 429s and RateLimit headers back.
 const throttledFetch = throttle((input: string, init?: RequestInit) => fetch(input, init), {
