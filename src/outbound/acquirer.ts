@@ -12,6 +12,7 @@ import {
   pump,
   type QueueContext,
   repriceQueue,
+  settle,
   type Waiter,
   withdraw,
 } from './key-queue.js';
@@ -196,10 +197,20 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
       const queue = queueOf(key);
       pauseQueue(ctx, queue, now() + durationMs);
       pauseFleet(key, durationMs);
-      // The wake-up is re-timed to the end of the pause (an empty queue is kept for it).
+      // The wake-up is re-timed to the end of the pause; an empty queue is kept until then (one
+      // unref'd timer), so that a waiter arriving meanwhile still waits for it.
       clearTimeout(queue.wake);
       queue.wake = undefined;
-      if (queue.waiting.length > 0) pump(ctx, queue);
+      if (queue.waiting.length > 0) {
+        pump(ctx, queue);
+        return;
+      }
+      const idle = queue;
+      idle.wake = setTimeout(() => {
+        idle.wake = undefined;
+        if (idle.waiting.length > 0) pump(ctx, idle);
+        else settle(ctx, idle);
+      }, durationMs + 1).unref();
     },
     scale(key, factor) {
       checkKey(key);
