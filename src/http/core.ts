@@ -96,6 +96,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       if (options.skip && (await options.skip(info))) return CONTINUE;
       const mode = route?.failureMode ?? config.failureMode;
       const charges = await chargesFor(rulesOf(route), route?.cost, info, mode);
+      if (charges.length === 0) return CONTINUE;
       let outcome: Awaited<ReturnType<typeof chargeAll>>;
       try {
         outcome = await chargeAll(charges, onRefundError);

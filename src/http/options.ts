@@ -48,9 +48,16 @@ export interface LimitRule<Req> {
   limiter: Limiter;
   /**
    * The identity to limit (API key, user id). Returning `undefined` or `''` falls back to the
-   * client IP key. Keys longer than 512 UTF-8 bytes are replaced by their SHA-256.
+   * client IP key; returning `null` means this limit does not apply to the request (it is not
+   * charged and not reported in the headers), e.g. a per-API-key limit on a request without a
+   * key. Keys longer than 512 UTF-8 bytes are replaced by their SHA-256.
    */
-  key?: (request: RequestInfo<Req>) => string | undefined | Promise<string | undefined>;
+  key?: (request: RequestInfo<Req>) => string | null | undefined | Promise<string | null | undefined>;
+  /**
+   * Requests for which this returns true are not charged by this limit (the others still
+   * apply). The same as a key function returning `null`, for rules keyed by IP.
+   */
+  skip?: (request: RequestInfo<Req>) => boolean | Promise<boolean>;
   /** Units one request spends: a non-negative safe integer or a function of the request. Default 1. */
   cost?: number | CostFunction<Req>;
 }

@@ -1,0 +1,100 @@
+import { expect } from 'vitest';
+import { gcra } from '../../../src/algorithms/gcra.js';
+import type { Algorithm } from '../../../src/algorithms/types.js';
+import type { HttpLimitOptions } from '../../../src/http.js';
+import { createMemoryLimiter } from '../../../src/stores/memory/memory-limiter.js';
+import { send } from './client.js';
+import type { Harness, TestServer } from './harnesses.js';
+
+/** A scenario of the application recipes (docs/http.md), run on every adapter. */
+export interface AppScenario {
+  name: string;
+  run(harness: Harness): Promise<void>;
+}
+
+type Info = { header(name: string): string | undefined };
+
+/** A manual clock in ms, starting far from 0 so no state looks fresh by accident. */
+function manualClock(start = 1_000_000) {
+  let now = start;
+  return {
+    read: () => now,
+    advance(ms: number) {
+      now += ms;
+    },
+  };
+}
+
+function memory(algorithm: Algorithm, clock: () => number = manualClock().read) {
+  return createMemoryLimiter({ algorithm, clock, pruneIntervalMs: 0 });
+}
+
+async function withServer(
+  harness: Harness,
+  options: HttpLimitOptions<unknown>,
+  run: (server: TestServer) => Promise<void>,
+): Promise<void> {
+  const server = await harness.start(options);
+  try {
+    await run(server);
+  } finally {
+    await server.close();
+  }
+}
+
+const perMinute = (limit: number) => gcra({ limit, periodMs: 60_000 });
+
+export const appScenarios: readonly AppScenario[] = [
+  {
+    name: 'a rule that does not apply: key → null and skip leave it uncharged and unreported; undefined → IP',
+    async run(harness) {
+      const perIp = memory(perMinute(10));
+      const perKey = memory(perMinute(2));
+      const anonymous = memory(perMinute(3));
+      const options = {
+        limits: [
+          { name: 'per-ip', limiter: perIp, key: () => undefined },
+          { name: 'per-key', limiter: perKey, key: (r: Info) => r.header('x-api-key') ?? null },
+          { name: 'anonymous', limiter: anonymous, skip: (r: Info) => r.header('x-api-key') !== undefined },
+        ],
+      };
+      await withServer(harness, options, async ({ url, hits }) => {
+        const bare = await send(`${url}/hello`);
+        expect(bare.status).toBe(200);
+        expect(bare.headers.get('ratelimit')).toBe('"per-ip";r=9;t=6, "anonymous";r=2;t=20');
+        expect((await perKey.peek('per-key:ip:127.0.0.1')).remaining).toBe(2);
+        expect((await perKey.peek('per-key:id:null')).remaining).toBe(2);
+
+        const keyed = { 'x-api-key': 'k1' };
+        const first = await send(`${url}/hello`, { headers: keyed });
+        expect(first.headers.get('ratelimit')).toBe('"per-ip";r=8;t=12, "per-key";r=1;t=30');
+        expect((await send(`${url}/hello`, { headers: keyed })).status).toBe(200);
+        const denied = await send(`${url}/hello`, { headers: keyed });
+        expect(denied.status).toBe(429);
+        expect(JSON.parse(denied.body)).toMatchObject({ limit: 'per-key' });
+        expect((await anonymous.peek('anonymous:ip:127.0.0.1')).remaining).toBe(2);
+
+        expect((await send(`${url}/hello`)).status).toBe(200);
+        expect((await send(`${url}/hello`)).status).toBe(200);
+        expect((await send(`${url}/hello`)).status).toBe(429);
+        expect(hits.get('/hello')).toBe(5);
+      });
+    },
+  },
+  {
+    name: 'no rule applies: the request passes with no RateLimit headers',
+    async run(harness) {
+      const limiter = memory(perMinute(1));
+      const options = { limits: [{ limiter, key: (r: Info) => r.header('x-api-key') ?? null }] };
+      await withServer(harness, options, async ({ url, hits }) => {
+        for (let i = 0; i < 3; i++) {
+          const reply = await send(`${url}/hello`);
+          expect(reply.status).toBe(200);
+          expect(reply.headers.get('ratelimit')).toBeNull();
+          expect(reply.headers.get('ratelimit-policy')).toBeNull();
+        }
+        expect(hits.get('/hello')).toBe(3);
+      });
+    },
+  },
+];
