@@ -40,9 +40,9 @@ export function sendNodeResponse(response: ServerResponse, { status, headers, bo
  * set on `res`), `false` when it has sent the 429/413/503 itself.
  * @throws {ConfigError} on invalid options.
  */
-export function nodeRateLimit(
-  options: HttpLimitOptions<IncomingMessage>,
-): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+export function nodeRateLimit<Req extends IncomingMessage = IncomingMessage>(
+  options: HttpLimitOptions<Req>,
+): (req: Req, res: ServerResponse) => Promise<boolean> {
   const limiter = createHttpLimiter(options);
   return async (req, res) => {
     const verdict = await limiter.check(nodeFacts(req, req.url));
@@ -60,11 +60,11 @@ export function nodeRateLimit(
  * user function (key, cost, skip, respond) answers 500 and goes to `onError` (default: console.error).
  * @throws {ConfigError} on invalid options.
  */
-export function withRateLimit<Res extends ServerResponse>(
-  options: HttpLimitOptions<IncomingMessage>,
-  handler: (req: IncomingMessage, res: Res) => unknown,
+export function withRateLimit<Res extends ServerResponse, Req extends IncomingMessage = IncomingMessage>(
+  options: HttpLimitOptions<Req>,
+  handler: (req: Req, res: Res) => unknown,
   onError: (error: unknown) => void = console.error,
-): (req: IncomingMessage, res: Res) => void {
+): (req: Req, res: Res) => void {
   const check = nodeRateLimit(options);
   return (req, res) => {
     check(req, res).then(

@@ -1,10 +1,10 @@
 import { expect } from 'vitest';
 import { gcra } from '../../../src/algorithms/gcra.js';
 import type { Algorithm } from '../../../src/algorithms/types.js';
-import type { HttpLimitOptions } from '../../../src/http.js';
+import type { RequestInfo } from '../../../src/http.js';
 import { createMemoryLimiter } from '../../../src/stores/memory/memory-limiter.js';
-import { send } from './client.js';
-import type { Harness, TestServer } from './harnesses.js';
+import { postJson, send } from './client.js';
+import type { Harness, HarnessOptions, TestServer } from './harnesses.js';
 
 /** A scenario of the application recipes (docs/http.md), run on every adapter. */
 export interface AppScenario {
@@ -31,7 +31,7 @@ function memory(algorithm: Algorithm, clock: () => number = manualClock().read) 
 
 async function withServer(
   harness: Harness,
-  options: HttpLimitOptions<unknown>,
+  options: HarnessOptions,
   run: (server: TestServer) => Promise<void>,
 ): Promise<void> {
   const server = await harness.start(options);
@@ -94,6 +94,35 @@ export const appScenarios: readonly AppScenario[] = [
           expect(reply.headers.get('ratelimit-policy')).toBeNull();
         }
         expect(hits.get('/hello')).toBe(3);
+      });
+    },
+  },
+  {
+    name: 'login keyed by the JSON body username + client IP, 5 per 15 min: 6th → 429, another username → 200',
+    async run(harness) {
+      const limiter = memory(gcra({ limit: 5, periodMs: 15 * 60_000 }));
+      const login = {
+        name: 'login',
+        limiter,
+        key: async (r: RequestInfo<unknown>) => {
+          const body = (await harness.body(r.request)) as { username?: unknown } | undefined;
+          return typeof body?.username === 'string' ? `${body.username}@${r.ipKey}` : undefined;
+        },
+      };
+      const options = {
+        routes: { 'POST /login': { limits: [login] } },
+        limiter: memory(perMinute(100)),
+        hook: 'preValidation' as const,
+      };
+      await withServer(harness, options, async ({ url, hits }) => {
+        const alice = [];
+        for (let i = 0; i < 6; i++) alice.push((await postJson(`${url}/login`, { username: 'alice' })).status);
+        expect(alice).toEqual([200, 200, 200, 200, 200, 429]);
+        const bob = await postJson(`${url}/login`, { username: 'bob' });
+        expect(bob.status).toBe(200);
+        expect(bob.headers.get('ratelimit')).toBe('"default";r=94;t=4, "login";r=4;t=180');
+        expect((await limiter.peek('login:id:alice@127.0.0.1')).remaining).toBe(0);
+        expect(hits.get('/login')).toBe(6);
       });
     },
   },

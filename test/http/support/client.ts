@@ -11,10 +11,19 @@ export interface Reply {
 /** One real HTTP request with fetch (undici), connection from 127.0.0.1. */
 export async function send(
   url: string,
-  init: { method?: string; headers?: Record<string, string> } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<Reply> {
   const response = await fetch(url, init);
   return { status: response.status, headers: response.headers, body: await response.text() };
+}
+
+/** POST a JSON body. */
+export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  return send(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 /**

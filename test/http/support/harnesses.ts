@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { json } from 'node:stream/consumers';
 import { serve } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import express from 'express';
@@ -9,7 +10,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import Koa from 'koa';
 import { rateLimit as expressRateLimit } from '../../../src/express.js';
-import { rateLimit as fastifyRateLimit } from '../../../src/fastify.js';
+import { type FastifyHook, rateLimit as fastifyRateLimit } from '../../../src/fastify.js';
 import { rateLimit as honoRateLimit } from '../../../src/hono.js';
 import { type HttpLimitOptions, withRateLimit } from '../../../src/http.js';
 import { rateLimit as koaRateLimit } from '../../../src/koa.js';
@@ -32,11 +33,25 @@ export interface StartOptions {
   host?: string;
 }
 
-/** One adapter under test: builds the same app (GET /hello, POST /login, GET /report, GET /quota) on its framework. */
+/** Options a scenario gives every harness; `hook` is read by Fastify only (the others see the body anyway). */
+export type HarnessOptions = HttpLimitOptions<unknown> & { hook?: FastifyHook };
+
+/**
+ * One adapter under test: builds the same app (GET /hello, POST /login, GET /report, GET /quota)
+ * on its framework. JSON request bodies are parsed before the limiter runs, as each framework
+ * does it (Express `express.json()`, Fastify's parser in `preValidation`, Hono `c.req.json()`,
+ * a body middleware for Koa and node:http).
+ */
 export interface Harness {
   readonly name: string;
-  start(options: HttpLimitOptions<unknown>, start?: StartOptions): Promise<TestServer>;
+  start(options: HarnessOptions, start?: StartOptions): Promise<TestServer>;
+  /** The parsed JSON body of the framework's request object, as a key function reads it. */
+  body(request: unknown): Promise<unknown>;
 }
+
+type WithBody = { body?: unknown };
+
+const isJson = (contentType: string | undefined) => contentType?.startsWith('application/json') === true;
 
 export const ROUTES = [
   ['GET', '/hello'],
@@ -83,8 +98,13 @@ const nodeHarness: Harness = {
       hit((req.url ?? '/').split('?')[0] as string);
       res.end('ok');
     });
-    return { hits, ...(await listenNode(createServer(listener), host)) };
+    const server = createServer(async (req, res) => {
+      if (isJson(req.headers['content-type'])) (req as WithBody).body = await json(req);
+      listener(req, res);
+    });
+    return { hits, ...(await listenNode(server, host)) };
   },
+  body: async (request) => (request as WithBody).body,
 };
 
 function expressHarness(name: string, factory: typeof express): Harness {
@@ -93,6 +113,7 @@ function expressHarness(name: string, factory: typeof express): Harness {
     async start(options, { host = '127.0.0.1' } = {}) {
       const { hits, hit } = counter();
       const app = factory();
+      app.use(factory.json());
       app.use(expressRateLimit(options));
       for (const [method, path] of ROUTES) {
         app[method === 'GET' ? 'get' : 'post'](path, (_req, res) => {
@@ -102,6 +123,7 @@ function expressHarness(name: string, factory: typeof express): Harness {
       }
       return { hits, ...(await listenNode(createServer(app), host)) };
     },
+    body: async (request) => (request as WithBody).body,
   };
 }
 
@@ -125,6 +147,7 @@ const fastifyHarness: Harness = {
     const { port } = app.server.address() as AddressInfo;
     return { hits, port, url: urlOf(host, port), close: () => app.close() };
   },
+  body: async (request) => (request as WithBody).body,
 };
 
 const honoHarness: Harness = {
@@ -148,6 +171,7 @@ const honoHarness: Harness = {
     if (!server.listening) await once(server, 'listening');
     return { hits, ...served(server, host) };
   },
+  body: (c) => (c as { req: { json(): Promise<unknown> } }).req.json(),
 };
 
 const koaHarness: Harness = {
@@ -155,6 +179,10 @@ const koaHarness: Harness = {
   async start(options, { host = '127.0.0.1' } = {}) {
     const { hits, hit } = counter();
     const app = new Koa();
+    app.use(async (ctx, next) => {
+      if (isJson(ctx.get('content-type'))) (ctx.request as WithBody).body = await json(ctx.req);
+      await next();
+    });
     app.use(koaRateLimit(options));
     app.use((ctx) => {
       if (ROUTES.some(([method, path]) => method === ctx.method && path === ctx.path)) {
@@ -164,6 +192,7 @@ const koaHarness: Harness = {
     });
     return { hits, ...(await listenNode(createServer(app.callback()), host)) };
   },
+  body: async (ctx) => ((ctx as { request: WithBody }).request as WithBody).body,
 };
 
 /** Every adapter, Express twice (5 and 4). */
