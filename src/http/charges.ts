@@ -38,6 +38,8 @@ async function chargeOf<Req>(
     cost: await costOf(rule, costs, info),
   };
   if (failure !== undefined) charge.failure = failure;
+  if (rule.countWhen !== undefined) charge.countWhen = rule.countWhen;
+  if (rule.resetWhen !== undefined) charge.resetWhen = rule.resetWhen;
   return charge;
 }
 

@@ -60,7 +60,20 @@ export interface LimitRule<Req> {
   skip?: (request: RequestInfo<Req>) => boolean | Promise<boolean>;
   /** Units one request spends: a non-negative safe integer or a function of the request. Default 1. */
   cost?: number | CostFunction<Req>;
+  /**
+   * Which responses spend this limit (by final status code), e.g. `(status) => status >= 400`
+   * to count failed logins only. The units are charged before the handler (so concurrent
+   * requests never pass the limit) and given back after a response that does not count. A
+   * response that never completed (the client disconnected) counts. Needs a limiter with
+   * `refund` (GCRA, token bucket): `ConfigError` otherwise. Default: every response counts.
+   */
+  countWhen?: OutcomePredicate;
+  /** After a response for which this returns true, the key is reset (a successful login clears the failed attempts). */
+  resetWhen?: OutcomePredicate;
 }
+
+/** A predicate on the final status code of an admitted request's response. */
+export type OutcomePredicate = (status: number) => boolean;
 
 /**
  * Per-route costs: one number for every limit, a map from limit name to units (unlisted
@@ -86,6 +99,10 @@ export interface RoutePolicy<Req> {
   cost?: CostSpec<Req>;
   /** Extra limits for this route, charged with the middleware's limits, all or nothing. */
   limits?: readonly LimitRule<Req>[];
+  /** {@link LimitRule.countWhen} for every limit of this route without its own. */
+  countWhen?: OutcomePredicate;
+  /** {@link LimitRule.resetWhen} for every limit of this route without its own. */
+  resetWhen?: OutcomePredicate;
 }
 
 /** Why a request was not admitted, as given to a custom `respond` hook. */

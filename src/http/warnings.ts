@@ -9,6 +9,7 @@
  * | `SLUICE_HTTP_NO_CLIENT_ADDRESS` | a request has no readable socket address: it is keyed as `unknown` |
  * | `SLUICE_HTTP_STORE_UNAVAILABLE` | the store failed on a route that fails open: requests pass unlimited |
  * | `SLUICE_HTTP_REFUND_FAILED` | a refund after a nested denial failed: those units stay spent |
+ * | `SLUICE_HTTP_SETTLE_FAILED` | a refund or reset after the response (`countWhen`, `resetWhen`) failed or a predicate threw |
  * | `SLUICE_HTTP_ROUTE_UNREACHABLE` | a `routes` entry can never match a request (at construction; Fastify: when ready) |
  */
 export type HttpWarningCode =
@@ -17,6 +18,7 @@ export type HttpWarningCode =
   | 'SLUICE_HTTP_NO_CLIENT_ADDRESS'
   | 'SLUICE_HTTP_STORE_UNAVAILABLE'
   | 'SLUICE_HTTP_REFUND_FAILED'
+  | 'SLUICE_HTTP_SETTLE_FAILED'
   | 'SLUICE_HTTP_ROUTE_UNREACHABLE';
 
 /** A one-time warning from the HTTP layer; each `code` fires at most once per limiter (see docs/http.md#warnings). */

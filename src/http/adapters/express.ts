@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpLimiter } from '../core.js';
 import type { HttpLimitOptions } from '../options.js';
-import { nodeFacts, sendNodeResponse, setNodeHeaders } from './node.js';
+import { nodeFacts, sendNodeResponse, setNodeHeaders, settleOnClose } from './node.js';
 
 /** The parts of an Express 4/5 request the adapter reads (structural, so no @types/express is needed). */
 export type ExpressRequest = IncomingMessage & {
@@ -45,6 +45,7 @@ export function rateLimit<Req extends ExpressRequest = ExpressRequest>(
     limiter.check(facts).then((verdict) => {
       if (verdict.action === 'respond') return sendNodeResponse(res, verdict.response);
       setNodeHeaders(res, verdict.headers);
+      if (verdict.settle) settleOnClose(res, verdict.settle);
       next();
     }, next);
   };

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import { ConfigError } from '../../errors.js';
 import { createHttpLimiter, type HttpLimiter } from '../core.js';
 import type { HttpLimitOptions, RoutePolicy } from '../options.js';
+import { settleOnClose } from './node.js';
 
 /**
  * The request hooks the limiter can run in: `onRequest` (default; before body parsing, the
@@ -91,6 +92,7 @@ async function limitRequest(limiter: HttpLimiter<FastifyRequest>, request: Fasti
   );
   if (verdict.action === 'continue') {
     for (const [name, value] of verdict.headers) reply.header(name, value);
+    if (verdict.settle) settleOnClose(reply.raw, verdict.settle);
     return;
   }
   const { status, headers, body } = verdict.response;

@@ -62,5 +62,8 @@ export function rateLimit<E extends Env = any>(options: HonoRateLimitOptions<E>)
     // After next(): Hono copies headers into a finalized Response (set before, a handler returning
     // its own `new Response()` would drop them).
     for (const [name, value] of verdict.headers) c.header(name, value);
+    // The web-standard Response has no "fully sent" event: settle on the handler's status, unless
+    // the client hung up before the handler returned (the request's signal is aborted).
+    if (verdict.settle) void verdict.settle(c.req.raw.signal.aborted ? undefined : c.res.status);
   };
 }

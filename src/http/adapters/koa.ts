@@ -1,11 +1,12 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpLimiter } from '../core.js';
 import type { HttpLimitOptions } from '../options.js';
-import { nodeFacts } from './node.js';
+import { nodeFacts, settleOnClose } from './node.js';
 
 /** The parts of a Koa 2/3 context the adapter uses (structural, so no @types/koa is needed). */
 export interface KoaContext {
   req: IncomingMessage;
+  res: ServerResponse;
   originalUrl: string;
   status: number;
   body: unknown;
@@ -35,6 +36,7 @@ export function rateLimit<Ctx extends KoaContext>(
       return;
     }
     for (const [name, value] of verdict.headers) ctx.set(name, value);
+    if (verdict.settle) settleOnClose(ctx.res, verdict.settle);
     await next();
   };
 }

@@ -3,6 +3,7 @@ import { createHttpLimiter } from '../core.js';
 import type { HeaderPair } from '../headers.js';
 import type { HttpLimitOptions, RequestFacts } from '../options.js';
 import type { HttpResponse } from '../response.js';
+import type { Settle } from '../settle.js';
 
 /** Request facts of a node:http request (also the base of the Express adapter). */
 export function nodeFacts<Req extends IncomingMessage>(
@@ -23,6 +24,14 @@ export function nodeFacts<Req extends IncomingMessage>(
     },
     remoteAddress: request.socket?.remoteAddress,
   };
+}
+
+/**
+ * Calls `settle` when `response` closes: with its status code once it finished, `undefined` when
+ * the connection closed before the last byte was handed to it.
+ */
+export function settleOnClose(response: ServerResponse, settle: Settle): void {
+  response.once('close', () => void settle(response.writableFinished ? response.statusCode : undefined));
 }
 
 export function setNodeHeaders(response: ServerResponse, headers: readonly HeaderPair[]): void {
@@ -51,13 +60,15 @@ export function nodeRateLimit<Req extends IncomingMessage = IncomingMessage>(
       return false;
     }
     setNodeHeaders(res, verdict.headers);
+    if (verdict.settle) settleOnClose(res, verdict.settle);
     return true;
   };
 }
 
 /**
  * Wraps a node:http request listener so it only runs for admitted requests. An error from a
- * user function (key, cost, skip, respond) answers 500 and goes to `onError` (default: console.error).
+ * user function (key, cost, skip, respond) or from `handler` (thrown, or its promise rejected)
+ * goes to `onError` (default: console.error) and answers 500 if nothing was sent yet.
  * @throws {ConfigError} on invalid options.
  */
 export function withRateLimit<Res extends ServerResponse, Req extends IncomingMessage = IncomingMessage>(
@@ -67,12 +78,12 @@ export function withRateLimit<Res extends ServerResponse, Req extends IncomingMe
 ): (req: Req, res: Res) => void {
   const check = nodeRateLimit(options);
   return (req, res) => {
-    check(req, res).then(
-      (admitted) => admitted && handler(req, res),
-      (error: unknown) => {
+    check(req, res)
+      .then((admitted) => admitted && handler(req, res))
+      .catch((error: unknown) => {
         onError(error);
-        if (!res.headersSent) res.writeHead(500).end();
-      },
-    );
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
   };
 }

@@ -1,9 +1,9 @@
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { gcra } from '../../../src/algorithms/gcra.js';
 import type { Algorithm } from '../../../src/algorithms/types.js';
 import type { RequestInfo } from '../../../src/http.js';
 import { createMemoryLimiter } from '../../../src/stores/memory/memory-limiter.js';
-import { postJson, send } from './client.js';
+import { hangUp, postJson, send } from './client.js';
 import type { Harness, HarnessOptions, TestServer } from './harnesses.js';
 
 /** A scenario of the application recipes (docs/http.md), run on every adapter. */
@@ -126,4 +126,73 @@ export const appScenarios: readonly AppScenario[] = [
       });
     },
   },
+  {
+    name: 'a handler that throws: 500 from the framework, the next request is served',
+    async run(harness) {
+      const options = { limiter: memory(perMinute(10)) };
+      await withServer(harness, options, async ({ url, hits }) => {
+        await muted(async () => {
+          expect((await send(`${url}/hello`, { headers: { 'x-outcome': 'throw' } })).status).toBe(500);
+        });
+        expect((await send(`${url}/hello`)).status).toBe(200);
+        expect(hits.get('/hello')).toBe(2);
+      });
+    },
+  },
+  {
+    name: 'count by outcome: 401, a throwing handler (500) and a hang-up count; 200 is given back',
+    async run(harness) {
+      const limiter = memory(gcra({ limit: 5, periodMs: 15 * 60_000 }));
+      const login = { name: 'login', limiter, countWhen: (status: number) => status >= 400 };
+      const options = { limiter: memory(perMinute(100)), routes: { 'POST /login': { limits: [login] } } };
+      await withServer(harness, options, async ({ url, hits }) => {
+        const left = async () => (await limiter.peek('login:ip:127.0.0.1')).remaining;
+        const attempt = async (outcome: string) =>
+          (await send(`${url}/login`, { method: 'POST', headers: { 'x-outcome': outcome } })).status;
+        expect([await attempt('200'), await attempt('202'), await attempt('200')]).toEqual([200, 202, 200]);
+        await vi.waitFor(async () => expect(await left()).toBe(5));
+        expect(await attempt('401')).toBe(401);
+        await muted(async () => expect(await attempt('throw')).toBe(500));
+        await hangUp(`${url}/login`, { 'x-outcome': 'hang' }, () => hits.get('/login') === 6);
+        await vi.waitFor(async () => expect(await left()).toBe(2));
+        expect([await attempt('200'), await attempt('401'), await attempt('401')]).toEqual([200, 401, 401]);
+        expect(await attempt('200')).toBe(429);
+        expect(hits.get('/login')).toBe(9);
+      });
+    },
+  },
+  {
+    name: 'count by outcome, per route: 50 parallel failed logins vs 5 → 5 reach the handler; a success resets',
+    async run(harness) {
+      const limiter = memory(gcra({ limit: 5, periodMs: 15 * 60_000 }));
+      const login = { name: 'login', limiter, key: (r: Info) => r.header('x-user') };
+      const route = { limits: [login], countWhen: (s: number) => s >= 400, resetWhen: (s: number) => s < 400 };
+      const options = { limiter: memory(perMinute(1000)), routes: { 'POST /login': route } };
+      await withServer(harness, options, async ({ url, hits }) => {
+        const attempt = async (user: string, outcome: string) =>
+          (await send(`${url}/login`, { method: 'POST', headers: { 'x-user': user, 'x-outcome': outcome } })).status;
+        const burst = await Promise.all(Array.from({ length: 50 }, () => attempt('mallory', '401')));
+        expect(burst.filter((status) => status === 401)).toHaveLength(5);
+        expect(burst.filter((status) => status === 429)).toHaveLength(45);
+        expect(hits.get('/login')).toBe(5);
+
+        expect([await attempt('alice', '401'), await attempt('alice', '401')]).toEqual([401, 401]);
+        expect((await limiter.peek('login:id:alice')).remaining).toBe(3);
+        expect(await attempt('alice', '200')).toBe(200);
+        await vi.waitFor(async () => expect((await limiter.peek('login:id:alice')).remaining).toBe(5));
+        expect((await limiter.peek('login:id:mallory')).remaining).toBe(0);
+      });
+    },
+  },
 ];
+
+/** Runs `body` with console.error silenced: frameworks log the error of a throwing handler. */
+async function muted(body: () => Promise<void>): Promise<void> {
+  const logged = console.error;
+  console.error = () => {};
+  try {
+    await body();
+  } finally {
+    console.error = logged;
+  }
+}

@@ -68,3 +68,27 @@ export function sendRaw(port: number, head: string): Promise<number> {
     socket.write(Buffer.from(head, 'latin1')); // the request says Connection: close; the server ends the socket
   });
 }
+
+/**
+ * Sends a request and closes the connection without reading the answer once `ready()` says the
+ * handler is running (polled every 5 ms). Resolves when the socket is closed.
+ */
+export function hangUp(url: string, headers: Record<string, string>, ready: () => boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers, agent: false });
+    req.on('error', () => {}); // the abort itself
+    req.on('close', () => resolve());
+    req.end();
+    const started = Date.now();
+    const poll = setInterval(() => {
+      if (ready()) {
+        clearInterval(poll);
+        req.destroy();
+      } else if (Date.now() - started > 5000) {
+        clearInterval(poll);
+        req.destroy();
+        reject(new Error('the handler never ran'));
+      }
+    }, 5);
+  });
+}

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { json } from 'node:stream/consumers';
@@ -53,6 +53,25 @@ type WithBody = { body?: unknown };
 
 const isJson = (contentType: string | undefined) => contentType?.startsWith('application/json') === true;
 
+/**
+ * What a handler does, from the `x-outcome` request header: a status code (`401`), `throw`
+ * (the framework answers 500) or `hang` (start a 200 response and never finish it; Hono, which
+ * cannot stream a half response from here, waits for the client to hang up). Default 200.
+ */
+type Outcome = { kind: 'status'; status: number } | { kind: 'throw' } | { kind: 'hang' };
+
+function outcomeOf(header: string | string[] | undefined): Outcome {
+  if (header === 'throw') throw new Error('handler failed (x-outcome: throw)');
+  if (header === 'hang') return { kind: 'hang' };
+  return { kind: 'status', status: header === undefined ? 200 : Number(header) };
+}
+
+/** Starts a 200 response that never ends. */
+function hang(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/plain' });
+  res.write('partial');
+}
+
 export const ROUTES = [
   ['GET', '/hello'],
   ['POST', '/login'],
@@ -96,6 +115,9 @@ const nodeHarness: Harness = {
     const { hits, hit } = counter();
     const listener = withRateLimit(options as HttpLimitOptions<unknown>, (req, res) => {
       hit((req.url ?? '/').split('?')[0] as string);
+      const outcome = outcomeOf(req.headers['x-outcome']);
+      if (outcome.kind === 'hang') return hang(res);
+      if (outcome.kind === 'status') res.statusCode = outcome.status;
       res.end('ok');
     });
     const server = createServer(async (req, res) => {
@@ -116,8 +138,11 @@ function expressHarness(name: string, factory: typeof express): Harness {
       app.use(factory.json());
       app.use(expressRateLimit(options));
       for (const [method, path] of ROUTES) {
-        app[method === 'GET' ? 'get' : 'post'](path, (_req, res) => {
+        app[method === 'GET' ? 'get' : 'post'](path, (req, res) => {
           hit(path);
+          const outcome = outcomeOf(req.headers['x-outcome']);
+          if (outcome.kind === 'hang') return hang(res);
+          if (outcome.kind === 'status') res.status(outcome.status);
           res.send('ok');
         });
       }
@@ -137,8 +162,14 @@ const fastifyHarness: Harness = {
       app.route({
         method,
         url: path,
-        handler: async () => {
+        handler: async (request, reply) => {
           hit(path);
+          const outcome = outcomeOf(request.headers['x-outcome']);
+          if (outcome.kind === 'hang') {
+            reply.hijack();
+            return hang(reply.raw);
+          }
+          if (outcome.kind === 'status') reply.code(outcome.status);
           return 'ok';
         },
       });
@@ -162,9 +193,14 @@ const honoHarness: Harness = {
       }),
     );
     for (const [method, path] of ROUTES) {
-      app.on(method, path, (c) => {
+      app.on(method, path, async (c) => {
         hit(path);
-        return c.text('ok');
+        const outcome = outcomeOf(c.req.header('x-outcome'));
+        if (outcome.kind === 'hang') {
+          const { signal } = c.req.raw;
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        }
+        return c.text('ok', outcome.kind === 'status' ? (outcome.status as 200) : 200);
       });
     }
     const server = serve({ fetch: app.fetch, port: 0, hostname: host }) as Server;
@@ -187,6 +223,12 @@ const koaHarness: Harness = {
     app.use((ctx) => {
       if (ROUTES.some(([method, path]) => method === ctx.method && path === ctx.path)) {
         hit(ctx.path);
+        const outcome = outcomeOf(ctx.get('x-outcome') || undefined);
+        if (outcome.kind === 'hang') {
+          ctx.respond = false;
+          return hang(ctx.res);
+        }
+        if (outcome.kind === 'status') ctx.status = outcome.status;
         ctx.body = 'ok';
       }
     });
