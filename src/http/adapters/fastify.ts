@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../../errors.js';
 import { createHttpLimiter, type HttpLimiter } from '../core.js';
+import { joinHeader } from '../headers.js';
 import type { HttpLimitOptions, RoutePolicy } from '../options.js';
 import { settleOnClose } from './node.js';
 
@@ -91,12 +92,12 @@ async function limitRequest(limiter: HttpLimiter<FastifyRequest>, request: Fasti
     request.routeOptions.config?.rateLimit,
   );
   if (verdict.action === 'continue') {
-    for (const [name, value] of verdict.headers) reply.header(name, value);
+    for (const [name, value] of verdict.headers) reply.header(name, joinHeader(name, reply.getHeader(name), value));
     if (verdict.settle) settleOnClose(reply.raw, verdict.settle);
     return;
   }
   const { status, headers, body } = verdict.response;
-  for (const [name, value] of headers) reply.header(name, value);
+  for (const [name, value] of headers) reply.header(name, joinHeader(name, reply.getHeader(name), value));
   return reply.code(status).send(body);
 }
 

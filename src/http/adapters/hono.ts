@@ -1,6 +1,7 @@
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import { ConfigError } from '../../errors.js';
 import { createHttpLimiter } from '../core.js';
+import { joinHeader } from '../headers.js';
 import type { HttpLimitOptions } from '../options.js';
 
 /**
@@ -61,7 +62,8 @@ export function rateLimit<E extends Env = any>(options: HonoRateLimitOptions<E>)
     await next();
     // After next(): Hono copies headers into a finalized Response (set before, a handler returning
     // its own `new Response()` would drop them).
-    for (const [name, value] of verdict.headers) c.header(name, value);
+    // A route's own rateLimit (inner) may have answered or set its RateLimit lists: add to them.
+    for (const [name, value] of verdict.headers) c.header(name, joinHeader(name, c.res.headers.get(name), value));
     // The web-standard Response has no "fully sent" event: settle on the handler's status, unless
     // the client hung up before the handler returned (the request's signal is aborted).
     if (verdict.settle) void verdict.settle(c.req.raw.signal.aborted ? undefined : c.res.status);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpLimiter } from '../core.js';
+import { joinHeader } from '../headers.js';
 import type { HttpLimitOptions } from '../options.js';
 import { nodeFacts, settleOnClose } from './node.js';
 
@@ -31,11 +32,11 @@ export function rateLimit<Ctx extends KoaContext>(
     if (verdict.action === 'respond') {
       const { status, headers, body } = verdict.response;
       ctx.status = status;
-      for (const [name, value] of headers) ctx.set(name, value);
+      for (const [name, value] of headers) ctx.set(name, joinHeader(name, ctx.res.getHeader(name), value));
       ctx.body = body; // after Content-Type, so Koa keeps it
       return;
     }
-    for (const [name, value] of verdict.headers) ctx.set(name, value);
+    for (const [name, value] of verdict.headers) ctx.set(name, joinHeader(name, ctx.res.getHeader(name), value));
     if (verdict.settle) settleOnClose(ctx.res, verdict.settle);
     await next();
   };

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpLimiter } from '../core.js';
-import type { HeaderPair } from '../headers.js';
+import { type HeaderPair, joinHeader } from '../headers.js';
 import type { HttpLimitOptions, RequestFacts } from '../options.js';
 import type { HttpResponse } from '../response.js';
 import type { Settle } from '../settle.js';
@@ -34,8 +34,9 @@ export function settleOnClose(response: ServerResponse, settle: Settle): void {
   response.once('close', () => void settle(response.writableFinished ? response.statusCode : undefined));
 }
 
+/** Sets `headers`, adding to the RateLimit lists an outer Sluice middleware already set (see `joinHeader`). */
 export function setNodeHeaders(response: ServerResponse, headers: readonly HeaderPair[]): void {
-  for (const [name, value] of headers) response.setHeader(name, value);
+  for (const [name, value] of headers) response.setHeader(name, joinHeader(name, response.getHeader(name), value));
 }
 
 export function sendNodeResponse(response: ServerResponse, { status, headers, body }: HttpResponse): void {

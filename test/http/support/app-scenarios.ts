@@ -4,7 +4,7 @@ import type { Algorithm } from '../../../src/algorithms/types.js';
 import type { RequestInfo } from '../../../src/http.js';
 import { createMemoryLimiter } from '../../../src/stores/memory/memory-limiter.js';
 import { hangUp, postJson, send } from './client.js';
-import type { Harness, HarnessOptions, TestServer } from './harnesses.js';
+import type { Harness, HarnessOptions, StartOptions, TestServer } from './harnesses.js';
 
 /** A scenario of the application recipes (docs/http.md), run on every adapter. */
 export interface AppScenario {
@@ -33,8 +33,9 @@ async function withServer(
   harness: Harness,
   options: HarnessOptions,
   run: (server: TestServer) => Promise<void>,
+  start?: StartOptions,
 ): Promise<void> {
-  const server = await harness.start(options);
+  const server = await harness.start(options, start);
   try {
     await run(server);
   } finally {
@@ -127,6 +128,41 @@ export const appScenarios: readonly AppScenario[] = [
     },
   },
   {
+    name: 'app-wide limit + route-level login limit: responses list both policies; the 429 carries and names login',
+    async run(harness) {
+      const perIp = memory(perMinute(10));
+      const login = memory(perMinute(2));
+      const options = { limits: [{ name: 'per-ip', limiter: perIp }] };
+      const start = { login: [{ name: 'login', limiter: login }] };
+      await withServer(
+        harness,
+        options,
+        async ({ url }) => {
+          const attempt = () => send(`${url}/login`, { method: 'POST' });
+          const first = await attempt();
+          expect(first.status).toBe(200);
+          expect(entries(first.headers.get('ratelimit-policy'))).toEqual(['"login";q=2;w=60', '"per-ip";q=10;w=60']);
+          expect(entries(first.headers.get('ratelimit'))).toEqual(['"login";r=1;t=30', '"per-ip";r=9;t=6']);
+          expect((await attempt()).status).toBe(200);
+          const denied = await attempt();
+          expect(denied.status).toBe(429);
+          expect(entries(denied.headers.get('ratelimit-policy'))).toEqual(['"login";q=2;w=60', '"per-ip";q=10;w=60']);
+          // per-ip: r=8 where one policy charges both all or nothing (Fastify route config); r=7 where the
+          // app-wide middleware charged before the route's denied (two middlewares, two decisions).
+          expect(entries(denied.headers.get('ratelimit'))).toEqual([
+            '"login";r=0;t=60',
+            expect.stringMatching(/^"per-ip";r=[78];t=1[28]$/),
+          ]);
+          expect(denied.headers.get('retry-after')).toBe('30');
+          expect(JSON.parse(denied.body)).toMatchObject({ status: 429, limit: 'login', retryAfter: 30 });
+          const other = await send(`${url}/hello`);
+          expect(entries(other.headers.get('ratelimit-policy'))).toEqual(['"per-ip";q=10;w=60']);
+        },
+        start,
+      );
+    },
+  },
+  {
     name: 'a handler that throws: 500 from the framework, the next request is served',
     async run(harness) {
       const options = { limiter: memory(perMinute(10)) };
@@ -185,6 +221,11 @@ export const appScenarios: readonly AppScenario[] = [
     },
   },
 ];
+
+/** The entries of a draft-11 list field, sorted (nested middlewares write them in framework order). */
+function entries(field: string | null): string[] {
+  return (field ?? '').split(', ').sort();
+}
 
 /** Runs `body` with console.error silenced: frameworks log the error of a throwing handler. */
 async function muted(body: () => Promise<void>): Promise<void> {

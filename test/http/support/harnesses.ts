@@ -7,12 +7,12 @@ import { serve } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import express from 'express';
 import Fastify from 'fastify';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import Koa from 'koa';
 import { rateLimit as expressRateLimit } from '../../../src/express.js';
 import { type FastifyHook, rateLimit as fastifyRateLimit } from '../../../src/fastify.js';
 import { rateLimit as honoRateLimit } from '../../../src/hono.js';
-import { type HttpLimitOptions, withRateLimit } from '../../../src/http.js';
+import { type HttpLimitOptions, nodeRateLimit, withRateLimit } from '../../../src/http.js';
 import { rateLimit as koaRateLimit } from '../../../src/koa.js';
 
 // express@4 is installed under the alias `express4` (no types of its own; the API used here is shared).
@@ -31,6 +31,12 @@ export interface TestServer {
 export interface StartOptions {
   /** Listen address; default 127.0.0.1. */
   host?: string;
+  /**
+   * Limits of POST /login only, mounted the framework's way: a second middleware on the route
+   * (Express, Hono; a second check in front of the handler for node:http and Koa), the route's
+   * `config.rateLimit.limits` for Fastify.
+   */
+  login?: HttpLimitOptions<unknown>['limits'];
 }
 
 /** Options a scenario gives every harness; `hook` is read by Fastify only (the others see the body anyway). */
@@ -111,10 +117,13 @@ function served(server: Server, host: string) {
 
 const nodeHarness: Harness = {
   name: 'node:http',
-  async start(options, { host = '127.0.0.1' } = {}) {
+  async start(options, { host = '127.0.0.1', login } = {}) {
     const { hits, hit } = counter();
-    const listener = withRateLimit(options as HttpLimitOptions<unknown>, (req, res) => {
-      hit((req.url ?? '/').split('?')[0] as string);
+    const loginCheck = login ? nodeRateLimit({ limits: login }) : undefined;
+    const listener = withRateLimit(options as HttpLimitOptions<unknown>, async (req, res) => {
+      const path = (req.url ?? '/').split('?')[0] as string;
+      if (loginCheck && path === '/login' && !(await loginCheck(req, res))) return;
+      hit(path);
       const outcome = outcomeOf(req.headers['x-outcome']);
       if (outcome.kind === 'hang') return hang(res);
       if (outcome.kind === 'status') res.statusCode = outcome.status;
@@ -132,11 +141,12 @@ const nodeHarness: Harness = {
 function expressHarness(name: string, factory: typeof express): Harness {
   return {
     name,
-    async start(options, { host = '127.0.0.1' } = {}) {
+    async start(options, { host = '127.0.0.1', login } = {}) {
       const { hits, hit } = counter();
       const app = factory();
       app.use(factory.json());
       app.use(expressRateLimit(options));
+      if (login) app.post('/login', expressRateLimit({ limits: login }));
       for (const [method, path] of ROUTES) {
         app[method === 'GET' ? 'get' : 'post'](path, (req, res) => {
           hit(path);
@@ -154,7 +164,7 @@ function expressHarness(name: string, factory: typeof express): Harness {
 
 const fastifyHarness: Harness = {
   name: 'fastify 5',
-  async start(options, { host = '127.0.0.1' } = {}) {
+  async start(options, { host = '127.0.0.1', login } = {}) {
     const { hits, hit } = counter();
     const app = Fastify();
     await app.register(fastifyRateLimit, options as HttpLimitOptions<unknown>);
@@ -162,6 +172,7 @@ const fastifyHarness: Harness = {
       app.route({
         method,
         url: path,
+        ...(login && path === '/login' ? { config: { rateLimit: { limits: [login].flat() } } } : {}),
         handler: async (request, reply) => {
           hit(path);
           const outcome = outcomeOf(request.headers['x-outcome']);
@@ -183,15 +194,12 @@ const fastifyHarness: Harness = {
 
 const honoHarness: Harness = {
   name: 'hono 4',
-  async start(options, { host = '127.0.0.1' } = {}) {
+  async start(options, { host = '127.0.0.1', login } = {}) {
     const { hits, hit } = counter();
     const app = new Hono();
-    app.use(
-      honoRateLimit({
-        ...options,
-        clientAddress: (c) => getConnInfo(c).remote.address,
-      }),
-    );
+    const clientAddress = (c: Context) => getConnInfo(c).remote.address;
+    app.use(honoRateLimit({ ...options, clientAddress }));
+    if (login) app.post('/login', honoRateLimit({ limits: login, clientAddress }));
     for (const [method, path] of ROUTES) {
       app.on(method, path, async (c) => {
         hit(path);
@@ -212,7 +220,7 @@ const honoHarness: Harness = {
 
 const koaHarness: Harness = {
   name: 'koa 3',
-  async start(options, { host = '127.0.0.1' } = {}) {
+  async start(options, { host = '127.0.0.1', login } = {}) {
     const { hits, hit } = counter();
     const app = new Koa();
     app.use(async (ctx, next) => {
@@ -220,6 +228,10 @@ const koaHarness: Harness = {
       await next();
     });
     app.use(koaRateLimit(options));
+    if (login) {
+      const loginLimit = koaRateLimit({ limits: login });
+      app.use((ctx, next) => (ctx.method === 'POST' && ctx.path === '/login' ? loginLimit(ctx, next) : next()));
+    }
     app.use((ctx) => {
       if (ROUTES.some(([method, path]) => method === ctx.method && path === ctx.path)) {
         hit(ctx.path);
