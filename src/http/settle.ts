@@ -18,11 +18,15 @@ export function settlerOf(
   results: readonly ChargeResult[],
   onError: (error: unknown, result: ChargeResult) => void,
 ): Settle | undefined {
-  if (!results.some((result) => result.countWhen !== undefined || result.resetWhen !== undefined)) return undefined;
+  if (!results.some(countsByOutcome)) return undefined;
   return async (status) => {
     if (status === undefined) return;
     await Promise.all(results.map((result) => settleOne(result, status).catch((error) => onError(error, result))));
   };
+}
+
+function countsByOutcome(result: ChargeResult): boolean {
+  return result.countWhen !== undefined || result.resetWhen !== undefined;
 }
 
 async function settleOne(result: ChargeResult, status: number): Promise<void> {
