@@ -1,10 +1,9 @@
 import { expect, vi } from 'vitest';
 import { gcra } from '../../../src/algorithms/gcra.js';
-import type { Algorithm } from '../../../src/algorithms/types.js';
 import type { RequestInfo } from '../../../src/http.js';
-import { createMemoryLimiter } from '../../../src/stores/memory/memory-limiter.js';
 import { hangUp, postJson, send } from './client.js';
-import type { Harness, HarnessOptions, StartOptions, TestServer } from './harnesses.js';
+import type { Harness } from './harnesses.js';
+import { memory, withServer } from './scenarios.js';
 
 /** A scenario of the application recipes (docs/http.md), run on every adapter. */
 export interface AppScenario {
@@ -13,35 +12,6 @@ export interface AppScenario {
 }
 
 type Info = { header(name: string): string | undefined };
-
-/** A manual clock in ms, starting far from 0 so no state looks fresh by accident. */
-function manualClock(start = 1_000_000) {
-  let now = start;
-  return {
-    read: () => now,
-    advance(ms: number) {
-      now += ms;
-    },
-  };
-}
-
-function memory(algorithm: Algorithm, clock: () => number = manualClock().read) {
-  return createMemoryLimiter({ algorithm, clock, pruneIntervalMs: 0 });
-}
-
-async function withServer(
-  harness: Harness,
-  options: HarnessOptions,
-  run: (server: TestServer) => Promise<void>,
-  start?: StartOptions,
-): Promise<void> {
-  const server = await harness.start(options, start);
-  try {
-    await run(server);
-  } finally {
-    await server.close();
-  }
-}
 
 const perMinute = (limit: number) => gcra({ limit, periodMs: 60_000 });
 
