@@ -13,6 +13,7 @@ import { ConfigError, docsLink } from './errors.js';
  * | `SLUICE_HTTP_NO_CLIENT_ADDRESS` | HTTP | a request has no readable socket address: it is keyed as `unknown` |
  * | `SLUICE_HTTP_STORE_UNAVAILABLE` | HTTP | the store failed on a route that fails open: requests pass unlimited |
  * | `SLUICE_HTTP_REFUND_FAILED` | HTTP | a refund after a nested denial failed: those units stay spent |
+ * | `SLUICE_HTTP_SETTLE_FAILED` | HTTP | a refund or reset after the response (`countWhen`, `resetWhen`) failed, or a predicate threw |
  * | `SLUICE_HTTP_ROUTE_UNREACHABLE` | HTTP | a `routes` entry can never match a request |
  */
 export type SluiceWarningCode =
@@ -23,6 +24,7 @@ export type SluiceWarningCode =
   | 'SLUICE_HTTP_NO_CLIENT_ADDRESS'
   | 'SLUICE_HTTP_STORE_UNAVAILABLE'
   | 'SLUICE_HTTP_REFUND_FAILED'
+  | 'SLUICE_HTTP_SETTLE_FAILED'
   | 'SLUICE_HTTP_ROUTE_UNREACHABLE';
 
 /** A one-time warning, as handed to an `onWarning` sink. */

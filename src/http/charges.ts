@@ -4,29 +4,43 @@ import type { NamedRule } from './config.js';
 import type { Charge } from './nested.js';
 import type { CostSpec, RequestInfo } from './options.js';
 
-/** What each rule charges this request: its key (identity, else client IP) and its cost (route first). */
-export function chargesFor<Req>(
+/**
+ * What each rule charges this request: its key (identity, else client IP) and its cost (route
+ * first). Rules that do not apply (their `skip` says so, or their key function returns `null`)
+ * charge nothing and are left out.
+ */
+export async function chargesFor<Req>(
   rules: readonly NamedRule<Req>[],
   costs: CostSpec<Req> | undefined,
   info: RequestInfo<Req>,
   failure: FailureMode | undefined,
 ): Promise<Charge[]> {
-  return Promise.all(
-    rules.map(async (rule) => {
-      const identity = rule.key ? await rule.key(info) : undefined;
-      const charge: Charge = {
-        name: rule.name,
-        limiter: rule.limiter,
-        key:
-          identity === undefined || identity === ''
-            ? `${rule.name}:ip:${info.ipKey}`
-            : await storageKey(rule.name, String(identity)),
-        cost: await costOf(rule, costs, info),
-      };
-      if (failure !== undefined) charge.failure = failure;
-      return charge;
-    }),
-  );
+  const charges = await Promise.all(rules.map((rule) => chargeOf(rule, costs, info, failure)));
+  return charges.includes(undefined) ? charges.filter((charge) => charge !== undefined) : (charges as Charge[]);
+}
+
+async function chargeOf<Req>(
+  rule: NamedRule<Req>,
+  costs: CostSpec<Req> | undefined,
+  info: RequestInfo<Req>,
+  failure: FailureMode | undefined,
+): Promise<Charge | undefined> {
+  if (rule.skip && (await rule.skip(info))) return undefined;
+  const identity = rule.key ? await rule.key(info) : undefined;
+  if (identity === null) return undefined;
+  const charge: Charge = {
+    name: rule.name,
+    limiter: rule.limiter,
+    key:
+      identity === undefined || identity === ''
+        ? `${rule.name}:ip:${info.ipKey}`
+        : await storageKey(rule.name, String(identity)),
+    cost: await costOf(rule, costs, info),
+  };
+  if (failure !== undefined) charge.failure = failure;
+  if (rule.countWhen !== undefined) charge.countWhen = rule.countWhen;
+  if (rule.resetWhen !== undefined) charge.resetWhen = rule.resetWhen;
+  return charge;
 }
 
 async function costOf<Req>(rule: NamedRule<Req>, costs: CostSpec<Req> | undefined, info: RequestInfo<Req>) {

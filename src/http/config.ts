@@ -4,6 +4,7 @@ import { ConfigError } from '../errors.js';
 import { orDefault, requireInteger, requireOptions } from '../validate.js';
 import { checkIpv6Prefix, DEFAULT_IPV6_PREFIX } from './client-ip.js';
 import { checkPolicyName, type LegacyReset, RATELIMIT_DRAFTS, type RateLimitDraft } from './headers.js';
+import type { RefundableLimiter } from './nested.js';
 import type { HttpLimitOptions, LimitRule, RoutePolicy } from './options.js';
 import { compileTrust, type ProxyHeader, type TrustFunction } from './proxy.js';
 import { checkRouteMatching, type RouteMatching } from './routes.js';
@@ -87,10 +88,16 @@ export function routeRules<Req>(route: RoutePolicy<Req>, rules: readonly NamedRu
   else if (cost !== undefined && typeof cost === 'object') {
     for (const [name, units] of Object.entries(cost)) requireInteger(`route cost of "${name}"`, units, 0);
   }
-  if (!route.limits) return [...rules];
-  const all = [...rules, ...nameRules(route.limits)];
+  const all = route.limits ? [...rules, ...nameRules(route.limits)] : [...rules];
   checkUniqueNames(all);
-  return all;
+  if (route.countWhen === undefined && route.resetWhen === undefined) return all;
+  return all.map((rule) =>
+    checkOutcomes({
+      ...rule,
+      countWhen: rule.countWhen ?? route.countWhen,
+      resetWhen: rule.resetWhen ?? route.resetWhen,
+    }),
+  );
 }
 
 function nameRules<Req>(list: readonly LimitRule<Req>[]): NamedRule<Req>[] {
@@ -100,8 +107,23 @@ function nameRules<Req>(list: readonly LimitRule<Req>[]): NamedRule<Req>[] {
       throw new ConfigError('every limit needs a Sluice limiter (with limit() and algorithm)');
     }
     if (typeof rule.cost === 'number') requireInteger('cost', rule.cost, 0);
-    return { ...rule, name: checkPolicyName(rule.name ?? 'default') };
+    return checkOutcomes({ ...rule, name: checkPolicyName(rule.name ?? 'default') });
   });
+}
+
+/** Counting by outcome gives units back, which only a limiter with `refund` can do exactly. */
+function checkOutcomes<Req>(rule: NamedRule<Req>): NamedRule<Req> {
+  for (const option of ['countWhen', 'resetWhen'] as const) {
+    if (rule[option] !== undefined && typeof rule[option] !== 'function') {
+      throw new ConfigError(`${option} of limit "${rule.name}" must be a function of the status code`);
+    }
+  }
+  if (rule.countWhen !== undefined && typeof (rule.limiter as RefundableLimiter).refund !== 'function') {
+    throw new ConfigError(
+      `countWhen of limit "${rule.name}" needs a limiter that can refund (GCRA, token bucket); ${rule.limiter.algorithm.name} cannot`,
+    );
+  }
+  return rule;
 }
 
 function checkUniqueNames(rules: readonly { name: string }[]): void {

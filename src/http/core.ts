@@ -8,10 +8,17 @@ import type { DeniedOutcome, HttpLimitOptions, RequestFacts, RequestInfo, RouteP
 import { createDescriber } from './request-info.js';
 import { type HttpResponse, problemResponse } from './response.js';
 import { compileRoutes } from './routes.js';
+import { type Settle, settlerOf } from './settle.js';
 import { denial, rateLimitHeaders, storeDown } from './verdict.js';
 
-/** What an adapter does next: continue to the handler with `headers`, or send `response`. */
-export type Verdict = { action: 'continue'; headers: HeaderPair[] } | { action: 'respond'; response: HttpResponse };
+/**
+ * What an adapter does next: continue to the handler with `headers`, or send `response`. A
+ * `settle` on a continue verdict (limits that count by outcome) must be called once the
+ * response is over, with its status code, or `undefined` when it did not complete.
+ */
+export type Verdict =
+  | { action: 'continue'; headers: HeaderPair[]; settle?: Settle }
+  | { action: 'respond'; response: HttpResponse };
 
 /** The framework-agnostic HTTP limiter every adapter maps onto. */
 export interface HttpLimiter<Req> {
@@ -75,6 +82,12 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       `Refunding limit "${charge.name}" failed (${messageOf(error)}); those units stay spent.`,
     );
 
+  const onSettleError = (error: unknown, charge: { name: string }) =>
+    warn(
+      'SLUICE_HTTP_SETTLE_FAILED',
+      `Giving back or resetting limit "${charge.name}" after the response failed (${messageOf(error)}); the charge stays.`,
+    );
+
   return {
     checkRoute: (route) => void rulesOf(route),
     checkRegistered(registered) {
@@ -96,6 +109,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       if (options.skip && (await options.skip(info))) return CONTINUE;
       const mode = route?.failure ?? config.failure;
       const charges = await chargesFor(rulesOf(route), route?.cost, info, mode);
+      if (charges.length === 0) return CONTINUE;
       let outcome: Awaited<ReturnType<typeof chargeAll>>;
       try {
         outcome = await chargeAll(charges, onRefundError);
@@ -110,7 +124,10 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
         return CONTINUE;
       }
       const headers = rateLimitHeaders(outcome.results, config);
-      if (outcome.allowed) return { action: 'continue', headers };
+      if (outcome.allowed) {
+        const settle = settlerOf(outcome.results, onSettleError);
+        return settle ? { action: 'continue', headers, settle } : { action: 'continue', headers };
+      }
       return respond(denial(outcome.results, headers, config.problemType), info);
     },
   };

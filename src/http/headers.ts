@@ -106,6 +106,21 @@ export const draftWriters: Record<RateLimitDraft, (all: readonly LimitReport[], 
     'draft-6': (_all, closest) => draft6Headers(closest),
   };
 
+/**
+ * The value to write for header `name` when `prior` is already on the response (set by another
+ * Sluice middleware on the same request: app-wide limits plus a route's own). draft-11
+ * `RateLimit` and `RateLimit-Policy` are structured-field lists, so both middlewares' limits are
+ * kept (`prior, value`); any other field keeps one value, `value`.
+ */
+export function joinHeader(name: string, prior: unknown, value: string): string {
+  if (typeof prior !== 'string' || prior === '' || prior.charCodeAt(0) !== QUOTE || value.charCodeAt(0) !== QUOTE) {
+    return value;
+  }
+  return name === 'RateLimit' || name === 'RateLimit-Policy' ? `${prior}, ${value}` : value;
+}
+
+const QUOTE = 0x22;
+
 /*
  * The parse direction: what an upstream announced in the same headers, for outbound callers
  * (`sluice/outbound`). Header values come from a third party: anything malformed, too long or

@@ -18,6 +18,10 @@ export interface Charge {
   cost: number;
   /** The route's failure policy, passed to the limiter as `{ failure }`; absent: the limiter's own. */
   failure?: FailureMode;
+  /** Which responses keep the charge (the rule's `countWhen`); absent: every response. */
+  countWhen?: (status: number) => boolean;
+  /** Which responses reset the key (the rule's `resetWhen`). */
+  resetWhen?: (status: number) => boolean;
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpLimiter } from './core.js';
-import type { HeaderPair } from './headers.js';
+import { type HeaderPair, joinHeader } from './headers.js';
 import type { HttpLimitOptions, RequestFacts } from './options.js';
 import type { HttpResponse } from './response.js';
+import type { Settle } from './settle.js';
 
 /** Request facts of a node:http request (also the base of the Express adapter). */
 export function nodeFacts<Req extends IncomingMessage>(
@@ -25,8 +26,17 @@ export function nodeFacts<Req extends IncomingMessage>(
   };
 }
 
+/**
+ * Calls `settle` when `response` closes: with its status code once it finished, `undefined` when
+ * the connection closed before the last byte was handed to it.
+ */
+export function settleOnClose(response: ServerResponse, settle: Settle): void {
+  response.once('close', () => void settle(response.writableFinished ? response.statusCode : undefined));
+}
+
+/** Sets `headers`, adding to the RateLimit lists an outer Sluice middleware already set (see `joinHeader`). */
 export function setNodeHeaders(response: ServerResponse, headers: readonly HeaderPair[]): void {
-  for (const [name, value] of headers) response.setHeader(name, value);
+  for (const [name, value] of headers) response.setHeader(name, joinHeader(name, response.getHeader(name), value));
 }
 
 export function sendNodeResponse(response: ServerResponse, { status, headers, body }: HttpResponse): void {
@@ -40,9 +50,9 @@ export function sendNodeResponse(response: ServerResponse, { status, headers, bo
  * set on `res`), `false` when it has sent the 429/413/503 itself.
  * @throws {ConfigError} on invalid options.
  */
-export function nodeRateLimit(
-  options: HttpLimitOptions<IncomingMessage>,
-): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+export function nodeRateLimit<Req extends IncomingMessage = IncomingMessage>(
+  options: HttpLimitOptions<Req>,
+): (req: Req, res: ServerResponse) => Promise<boolean> {
   const limiter = createHttpLimiter(options);
   return async (req, res) => {
     const verdict = await limiter.check(nodeFacts(req, req.url));
@@ -51,28 +61,30 @@ export function nodeRateLimit(
       return false;
     }
     setNodeHeaders(res, verdict.headers);
+    if (verdict.settle) settleOnClose(res, verdict.settle);
     return true;
   };
 }
 
 /**
  * Wraps a node:http request listener so it only runs for admitted requests. An error from a
- * user function (key, cost, skip, respond) answers 500 and goes to `onError` (default: console.error).
+ * user function (key, cost, skip, respond) or from `handler` (thrown, or its promise rejected)
+ * goes to `onError` (default: console.error) and answers 500 if nothing was sent yet.
  * @throws {ConfigError} on invalid options.
  */
-export function withRateLimit<Res extends ServerResponse>(
-  options: HttpLimitOptions<IncomingMessage>,
-  handler: (req: IncomingMessage, res: Res) => unknown,
+export function withRateLimit<Res extends ServerResponse, Req extends IncomingMessage = IncomingMessage>(
+  options: HttpLimitOptions<Req>,
+  handler: (req: Req, res: Res) => unknown,
   onError: (error: unknown) => void = console.error,
-): (req: IncomingMessage, res: Res) => void {
+): (req: Req, res: Res) => void {
   const check = nodeRateLimit(options);
   return (req, res) => {
-    check(req, res).then(
-      (admitted) => admitted && handler(req, res),
-      (error: unknown) => {
+    check(req, res)
+      .then((admitted) => admitted && handler(req, res))
+      .catch((error: unknown) => {
         onError(error);
-        if (!res.headersSent) res.writeHead(500).end();
-      },
-    );
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
   };
 }

@@ -48,12 +48,32 @@ export interface LimitRule<Req> {
   limiter: Limiter;
   /**
    * The identity to limit (API key, user id). Returning `undefined` or `''` falls back to the
-   * client IP key. Keys longer than 512 UTF-8 bytes are replaced by their SHA-256.
+   * client IP key; returning `null` means this limit does not apply to the request (it is not
+   * charged and not reported in the headers), e.g. a per-API-key limit on a request without a
+   * key. Keys longer than 512 UTF-8 bytes are replaced by their SHA-256.
    */
-  key?: (request: RequestInfo<Req>) => string | undefined | Promise<string | undefined>;
+  key?: (request: RequestInfo<Req>) => string | null | undefined | Promise<string | null | undefined>;
+  /**
+   * Requests for which this returns true are not charged by this limit (the others still
+   * apply). The same as a key function returning `null`, for rules keyed by IP.
+   */
+  skip?: (request: RequestInfo<Req>) => boolean | Promise<boolean>;
   /** Units one request spends: a non-negative safe integer or a function of the request. Default 1. */
   cost?: number | CostFunction<Req>;
+  /**
+   * Which responses spend this limit (by final status code), e.g. `(status) => status >= 400`
+   * to count failed logins only. The units are charged before the handler (so concurrent
+   * requests never pass the limit) and given back after a response that does not count. A
+   * response that never completed (the client disconnected) counts. Needs a limiter with
+   * `refund` (GCRA, token bucket): `ConfigError` otherwise. Default: every response counts.
+   */
+  countWhen?: OutcomePredicate;
+  /** After a response for which this returns true, the key is reset (a successful login clears the failed attempts). */
+  resetWhen?: OutcomePredicate;
 }
+
+/** A predicate on the final status code of an admitted request's response. */
+export type OutcomePredicate = (status: number) => boolean;
 
 /**
  * Per-route costs: one number for every limit, a map from limit name to units (unlisted
@@ -79,6 +99,10 @@ export interface RoutePolicy<Req> {
   cost?: CostSpec<Req>;
   /** Extra limits for this route, charged with the middleware's limits, all or nothing. */
   limits?: readonly LimitRule<Req>[];
+  /** {@link LimitRule.countWhen} for every limit of this route without its own. */
+  countWhen?: OutcomePredicate;
+  /** {@link LimitRule.resetWhen} for every limit of this route without its own. */
+  resetWhen?: OutcomePredicate;
 }
 
 /** Why a request was not admitted, as given to a custom `respond` hook. */

@@ -9,7 +9,8 @@ const children: ChildProcess[] = [];
 let compiled: Compiled;
 
 beforeAll(async () => {
-  compiled = await compile(Object.fromEntries(examples.map((name) => [name, `examples/${name}.ts`])));
+  const all = [...examples, 'http-express-api'];
+  compiled = await compile(Object.fromEntries(all.map((name) => [name, `examples/${name}.ts`])));
 });
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
@@ -50,5 +51,31 @@ describe.each(examples)('examples/%s.ts', (name) => {
     const logins = [];
     for (let i = 0; i < 6; i++) logins.push((await send(`${url}/login`, { method: 'POST' })).status);
     expect(logins).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+});
+
+describe('examples/http-express-api.ts', () => {
+  it('keyless requests skip per-key; failed logins count, 5 per 15 min; a success clears them; report costs 5', async () => {
+    const url = await start('http-express-api');
+    const bare = await send(`${url}/`);
+    expect(bare.headers.get('ratelimit')).toMatch(/^"per-ip";r=59;t=\d+$/);
+    expect((await send(`${url}/report`, { headers: { 'x-api-key': 'k1' } })).headers.get('ratelimit')).toMatch(
+      /"per-key";r=5;/,
+    );
+
+    const login = (username: string, password: string) =>
+      send(`${url}/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username, password }),
+      });
+    const failures = [];
+    for (let i = 0; i < 4; i++) failures.push((await login('ann', 'guess')).status);
+    expect(failures).toEqual([401, 401, 401, 401]);
+    expect((await login('ann', 'correct horse')).status).toBe(200); // clears ann's failures
+    const again = [];
+    for (let i = 0; i < 6; i++) again.push((await login('ann', 'guess')).status);
+    expect(again).toEqual([401, 401, 401, 401, 401, 429]);
+    expect((await login('bob', 'guess')).status).toBe(401);
   });
 });

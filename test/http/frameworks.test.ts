@@ -34,6 +34,44 @@ describe('what only some frameworks express', () => {
     }
   });
 
+  it('Fastify: a route limited in preHandler keys on request.user set by its own auth hook', async () => {
+    const perUser = limiterOf(2);
+    const app = Fastify();
+    await app.register(fastifyRateLimit, { limiter: limiterOf(100) });
+    app.post(
+      '/me',
+      {
+        preHandler: async (request) => {
+          (request as { user?: string }).user = request.headers['x-user'] as string;
+        },
+        config: {
+          rateLimit: {
+            hook: 'preHandler',
+            limits: [{ name: 'per-user', limiter: perUser, key: (r) => (r.request as { user?: string }).user }],
+          },
+        },
+      },
+      async () => 'ok',
+    );
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/me`;
+    try {
+      const as = (user: string) => send(url, { method: 'POST', headers: { 'x-user': user } });
+      expect([(await as('ann')).status, (await as('ann')).status, (await as('ann')).status]).toEqual([200, 200, 429]);
+      expect((await as('ben')).headers.get('ratelimit')).toBe('"default";r=97;t=2, "per-user";r=1;t=30');
+      expect((await perUser.peek('per-user:id:ann')).remaining).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('Fastify: an unknown hook fails registration with ConfigError naming hook', async () => {
+    const app = Fastify();
+    const registered = app.register(fastifyRateLimit, { limiter: limiterOf(5), hook: 'onSend' as 'onRequest' });
+    await expect(registered).rejects.toThrow(/^hook must be one of onRequest, preValidation, preHandler/);
+    await app.close().catch(() => {});
+  });
+
   it('Fastify: an invalid route config fails at startup with ConfigError', async () => {
     const app = Fastify();
     await app.register(fastifyRateLimit, { limiter: limiterOf(5) });

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpLimiter } from '../core.js';
-import { nodeFacts, sendNodeResponse, setNodeHeaders } from '../node.js';
+import { nodeFacts, sendNodeResponse, setNodeHeaders, settleOnClose } from '../node.js';
 import type { HttpLimitOptions } from '../options.js';
 
 /** The parts of an Express 4/5 request the adapter reads (structural, so no @types/express is needed). */
@@ -10,8 +10,12 @@ export type ExpressRequest = IncomingMessage & {
   app?: { get?(setting: string): unknown };
 };
 
-/** An Express 4 or 5 middleware function. */
-export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
+/** An Express 4 or 5 middleware function over `Req` (default: the structural {@link ExpressRequest}). */
+export type ExpressMiddleware<Req extends ExpressRequest = ExpressRequest> = (
+  req: Req,
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => void;
 
 /**
  * Express 4/5 middleware: `app.use(rateLimit({ limiter }))`, or per route
@@ -19,10 +23,20 @@ export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next:
  * `routes` entries match paths as the app routes them: its `case sensitive routing` and
  * `strict routing` settings, unless `routeMatching` is given.
  * Reads the socket address and its own `trustProxy`, not Express's `trust proxy` setting.
- * Errors of user functions go to `next(error)`.
+ * Errors of user functions go to `next(error)`. Key, cost and skip functions see `Req`: give
+ * your request type to read what earlier middleware added (`rateLimit<express.Request>`: the
+ * parsed `body`, an authenticated `user`).
  * @throws {ConfigError} on invalid options.
+ * @example
+ * ```ts
+ * app.post('/login', express.json(), rateLimit<express.Request>({
+ *   limits: { name: 'login', limiter, key: (r) => `${r.request.body?.username}:${r.ipKey}` },
+ * }), login);
+ * ```
  */
-export function rateLimit(options: HttpLimitOptions<ExpressRequest>): ExpressMiddleware {
+export function rateLimit<Req extends ExpressRequest = ExpressRequest>(
+  options: HttpLimitOptions<Req>,
+): ExpressMiddleware<Req> {
   const limiter = createHttpLimiter(options);
   const matchingOf = options.routeMatching === undefined ? appMatching : () => undefined;
   return (req, res, next) => {
@@ -31,6 +45,7 @@ export function rateLimit(options: HttpLimitOptions<ExpressRequest>): ExpressMid
     limiter.check(facts).then((verdict) => {
       if (verdict.action === 'respond') return sendNodeResponse(res, verdict.response);
       setNodeHeaders(res, verdict.headers);
+      if (verdict.settle) settleOnClose(res, verdict.settle);
       next();
     }, next);
   };

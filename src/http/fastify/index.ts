@@ -1,61 +1,110 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { createHttpLimiter } from '../core.js';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { ConfigError } from '../../errors.js';
+import { createHttpLimiter, type HttpLimiter } from '../core.js';
+import { joinHeader } from '../headers.js';
+import { settleOnClose } from '../node.js';
 import type { HttpLimitOptions, RoutePolicy } from '../options.js';
+
+/**
+ * The request hooks the limiter can run in: `onRequest` (default; before body parsing, the
+ * cheapest denial), `preValidation` (the body is parsed: keys may read `request.body`) or
+ * `preHandler` (after validation and the route's own auth hooks: keys may read `request.user`).
+ */
+export type FastifyHook = 'onRequest' | 'preValidation' | 'preHandler';
+
+const HOOKS: readonly FastifyHook[] = ['onRequest', 'preValidation', 'preHandler'];
+
+/** A per-route Sluice policy in Fastify: the shared {@link RoutePolicy} plus the hook it runs in. */
+export interface FastifyRoutePolicy extends RoutePolicy<FastifyRequest> {
+  /** The hook this route is limited in, instead of the plugin's `hook`. */
+  hook?: FastifyHook;
+}
+
+/** Options of the Fastify plugin: the shared options plus the hook it runs in. */
+export interface FastifyRateLimitOptions extends HttpLimitOptions<FastifyRequest> {
+  /** The hook every route is limited in, unless its `config.rateLimit.hook` says otherwise. Default `onRequest`. */
+  hook?: FastifyHook;
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Per-route Sluice policy (`{ cost, failure, limits, skip }`), or `false` to exempt the route. */
-    rateLimit?: RoutePolicy<FastifyRequest> | false;
+    /** Per-route Sluice policy (`{ cost, failure, limits, skip, hook }`), or `false` to exempt the route. */
+    rateLimit?: FastifyRoutePolicy | false;
   }
 }
 
 /**
  * Fastify 5 plugin: `await app.register(rateLimit, { limiter })`. It applies to every route
- * of the instance it is registered on (not encapsulated), as an `onRequest` hook, so a denied
- * request never reaches body parsing. Per-route policy goes in the route's
- * `config: { rateLimit: { ... } }`, or `false` to exempt it. Reads the socket address and its
- * own `trustProxy`, not Fastify's. Errors of user functions reject into Fastify's error handler.
- * When the app is ready, `routes` entries that match no registered route raise warning
- * `SLUICE_HTTP_ROUTE_UNREACHABLE`.
- * @throws {ConfigError} (rejecting `register`) on invalid options.
+ * of the instance it is registered on (not encapsulated), as an `onRequest` hook by default, so
+ * a denied request never reaches body parsing; `hook: 'preValidation'` (or `'preHandler'`), for
+ * the plugin or one route (`config: { rateLimit: { hook } }`), lets keys read the parsed body or
+ * `request.user`. Per-route policy goes in the route's `config: { rateLimit: { ... } }`, or
+ * `false` to exempt it. Reads the socket address and its own `trustProxy`, not Fastify's.
+ * Errors of user functions reject into Fastify's error handler. When the app is ready, `routes`
+ * entries that match no registered route raise warning `SLUICE_HTTP_ROUTE_UNREACHABLE`.
+ * @throws {ConfigError} (rejecting `register`) on invalid options, including an unknown `hook`.
+ * @example
+ * ```ts
+ * await app.register(rateLimit, { limits: [perIp] });
+ * app.post('/login', {
+ *   config: { rateLimit: { hook: 'preValidation', limits: [{ name: 'login', limiter, key: (r) => usernameOf(r.request.body) }] } },
+ * }, login);
+ * ```
  */
-export const rateLimit: FastifyPluginAsync<HttpLimitOptions<FastifyRequest>> = async (
-  fastify: FastifyInstance,
-  options,
-) => {
+export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify: FastifyInstance, options) => {
   const limiter = createHttpLimiter(options);
+  const hook = checkHook(options.hook ?? 'onRequest');
   const registered: [string, string][] = [];
+  const limitOwnHook = (request: FastifyRequest, reply: FastifyReply) => limitRequest(limiter, request, reply);
   fastify.addHook('onRoute', (route) => {
     const policy = route.config?.rateLimit;
-    if (policy) limiter.checkRoute(policy); // an invalid route config fails at startup, not at its first request
+    if (policy) {
+      limiter.checkRoute(policy); // an invalid route config fails at startup, not at its first request
+      if (policy.hook !== undefined && checkHook(policy.hook) !== hook) {
+        const hooks = route as unknown as Record<FastifyHook, unknown>;
+        hooks[policy.hook] = [hooks[policy.hook] ?? [], limitOwnHook].flat();
+      }
+    }
     for (const method of [route.method].flat()) registered.push([method, route.url]);
   });
   fastify.addHook('onReady', async () => limiter.checkRegistered(registered));
-  fastify.addHook('onRequest', async (request, reply) => {
-    const query = request.url.search(/[?#]/);
-    const verdict = await limiter.check(
-      {
-        request,
-        method: request.method,
-        path: query === -1 ? request.url : request.url.slice(0, query),
-        routeId: request.routeOptions.url,
-        header(name) {
-          const value = request.headers[name];
-          return Array.isArray(value) ? value.join(', ') : value;
-        },
-        remoteAddress: request.raw.socket?.remoteAddress,
-      },
-      request.routeOptions.config?.rateLimit,
-    );
-    if (verdict.action === 'continue') {
-      for (const [name, value] of verdict.headers) reply.header(name, value);
-      return;
-    }
-    const { status, headers, body } = verdict.response;
-    for (const [name, value] of headers) reply.header(name, value);
-    return reply.code(status).send(body);
+  fastify.addHook(hook, async (request: FastifyRequest, reply: FastifyReply) => {
+    const policy = request.routeOptions.config?.rateLimit;
+    if (policy && policy.hook !== undefined && policy.hook !== hook) return; // limited in its own hook
+    return limitRequest(limiter, request, reply);
   });
 };
+
+async function limitRequest(limiter: HttpLimiter<FastifyRequest>, request: FastifyRequest, reply: FastifyReply) {
+  const query = request.url.search(/[?#]/);
+  const verdict = await limiter.check(
+    {
+      request,
+      method: request.method,
+      path: query === -1 ? request.url : request.url.slice(0, query),
+      routeId: request.routeOptions.url,
+      header(name) {
+        const value = request.headers[name];
+        return Array.isArray(value) ? value.join(', ') : value;
+      },
+      remoteAddress: request.raw.socket?.remoteAddress,
+    },
+    request.routeOptions.config?.rateLimit,
+  );
+  if (verdict.action === 'continue') {
+    for (const [name, value] of verdict.headers) reply.header(name, joinHeader(name, reply.getHeader(name), value));
+    if (verdict.settle) settleOnClose(reply.raw, verdict.settle);
+    return;
+  }
+  const { status, headers, body } = verdict.response;
+  for (const [name, value] of headers) reply.header(name, joinHeader(name, reply.getHeader(name), value));
+  return reply.code(status).send(body);
+}
+
+function checkHook(hook: unknown): FastifyHook {
+  if (HOOKS.includes(hook as FastifyHook)) return hook as FastifyHook;
+  throw new ConfigError(`hook must be one of ${HOOKS.join(', ')}, got ${String(hook)}`);
+}
 
 // What fastify-plugin does: hooks apply to the registering instance, not a child context.
 Object.assign(rateLimit, { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: 'sluice' });

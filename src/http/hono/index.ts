@@ -1,17 +1,22 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, Env, MiddlewareHandler } from 'hono';
 import { ConfigError } from '../../errors.js';
 import { requireOptions } from '../../validate.js';
 import { createHttpLimiter } from '../core.js';
+import { joinHeader } from '../headers.js';
 import type { HttpLimitOptions } from '../options.js';
 
-/** Options of the Hono adapter: the shared options plus how to read the client's socket address. */
-export interface HonoRateLimitOptions extends HttpLimitOptions<Context> {
+/**
+ * Options of the Hono adapter: the shared options plus how to read the client's socket address.
+ * `E` is the app's Hono environment, so key functions read typed variables (`c.get('user')`).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: Hono's own default environment (what a bare `Context` means)
+export interface HonoRateLimitOptions<E extends Env = any> extends HttpLimitOptions<Context<E>> {
   /**
    * The socket peer address, which the web-standard `Request` does not carry. On Node:
    * `(c) => getConnInfo(c).remote.address` with `getConnInfo` from `@hono/node-server/conninfo`
    * (`hono/bun`, `hono/deno`, `hono/cloudflare-workers` export the same helper).
    */
-  clientAddress: (c: Context) => string | undefined;
+  clientAddress: (c: Context<E>) => string | undefined;
 }
 
 /**
@@ -26,10 +31,17 @@ function handlerRoute(c: Context): string | undefined {
 /**
  * Hono middleware over the web-standard `Request`, so it runs on any runtime Hono does:
  * `app.use(rateLimit({ limiter, clientAddress }))`. Errors of user functions reject into
- * Hono's `onError`.
+ * Hono's `onError`. A key function may read the body with `await c.req.json()`: Hono keeps the
+ * parsed body for the handler.
  * @throws {ConfigError} on invalid options (including a missing `clientAddress`).
+ * @example
+ * ```ts
+ * const app = new Hono<{ Variables: { user: { id: string } } }>();
+ * app.use(rateLimit({ limits: { limiter, key: (r) => r.request.get('user').id }, clientAddress }));
+ * ```
  */
-export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
+// biome-ignore lint/suspicious/noExplicitAny: Hono's own default environment (what a bare `Context` means)
+export function rateLimit<E extends Env = any>(options: HonoRateLimitOptions<E>): MiddlewareHandler<E> {
   const { clientAddress } = requireOptions('rateLimit options', options);
   if (typeof clientAddress !== 'function') {
     throw new ConfigError('clientAddress is required: a function (c) => socket address, e.g. from getConnInfo');
@@ -51,7 +63,11 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
     await next();
     // After next(): Hono copies headers into a finalized Response (set before, a handler returning
     // its own `new Response()` would drop them).
-    for (const [name, value] of verdict.headers) c.header(name, value);
+    // A route's own rateLimit (inner) may have answered or set its RateLimit lists: add to them.
+    for (const [name, value] of verdict.headers) c.header(name, joinHeader(name, c.res.headers.get(name), value));
+    // The web-standard Response has no "fully sent" event: settle on the handler's status, unless
+    // the client hung up before the handler returned (the request's signal is aborted).
+    if (verdict.settle) void verdict.settle(c.req.raw.signal.aborted ? undefined : c.res.status);
   };
 }
 export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from '../options.js';

@@ -1,11 +1,13 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpLimiter } from '../core.js';
-import { nodeFacts } from '../node.js';
+import { joinHeader } from '../headers.js';
+import { nodeFacts, settleOnClose } from '../node.js';
 import type { HttpLimitOptions } from '../options.js';
 
 /** The parts of a Koa 2/3 context the adapter uses (structural, so no @types/koa is needed). */
 export interface KoaContext {
   req: IncomingMessage;
+  res: ServerResponse;
   originalUrl: string;
   status: number;
   body: unknown;
@@ -30,11 +32,12 @@ export function rateLimit<Ctx extends KoaContext>(
     if (verdict.action === 'respond') {
       const { status, headers, body } = verdict.response;
       ctx.status = status;
-      for (const [name, value] of headers) ctx.set(name, value);
+      for (const [name, value] of headers) ctx.set(name, joinHeader(name, ctx.res.getHeader(name), value));
       ctx.body = body; // after Content-Type, so Koa keeps it
       return;
     }
-    for (const [name, value] of verdict.headers) ctx.set(name, value);
+    for (const [name, value] of verdict.headers) ctx.set(name, joinHeader(name, ctx.res.getHeader(name), value));
+    if (verdict.settle) settleOnClose(ctx.res, verdict.settle);
     await next();
   };
 }

@@ -11,10 +11,19 @@ export interface Reply {
 /** One real HTTP request with fetch (undici), connection from 127.0.0.1. */
 export async function send(
   url: string,
-  init: { method?: string; headers?: Record<string, string> } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<Reply> {
   const response = await fetch(url, init);
   return { status: response.status, headers: response.headers, body: await response.text() };
+}
+
+/** POST a JSON body. */
+export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  return send(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 /**
@@ -57,5 +66,29 @@ export function sendRaw(port: number, head: string): Promise<number> {
     socket.on('error', reject);
     socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1] ?? 0)));
     socket.write(Buffer.from(head, 'latin1')); // the request says Connection: close; the server ends the socket
+  });
+}
+
+/**
+ * Sends a request and closes the connection without reading the answer once `ready()` says the
+ * handler is running (polled every 5 ms). Resolves when the socket is closed.
+ */
+export function hangUp(url: string, headers: Record<string, string>, ready: () => boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers, agent: false });
+    req.on('error', () => {}); // the abort itself
+    req.on('close', () => resolve());
+    req.end();
+    const started = Date.now();
+    const poll = setInterval(() => {
+      if (ready()) {
+        clearInterval(poll);
+        req.destroy();
+      } else if (Date.now() - started > 5000) {
+        clearInterval(poll);
+        req.destroy();
+        reject(new Error('the handler never ran'));
+      }
+    }, 5);
   });
 }

@@ -1,17 +1,18 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { json } from 'node:stream/consumers';
 import { serve } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import express from 'express';
 import Fastify from 'fastify';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import Koa from 'koa';
 import { rateLimit as expressRateLimit } from '../../../src/http/express/index.js';
-import { rateLimit as fastifyRateLimit } from '../../../src/http/fastify/index.js';
+import { type FastifyHook, rateLimit as fastifyRateLimit } from '../../../src/http/fastify/index.js';
 import { rateLimit as honoRateLimit } from '../../../src/http/hono/index.js';
-import { type HttpLimitOptions, withRateLimit } from '../../../src/http/index.js';
+import { type HttpLimitOptions, nodeRateLimit, withRateLimit } from '../../../src/http/index.js';
 import { rateLimit as koaRateLimit } from '../../../src/http/koa/index.js';
 
 // express@4 is installed under the alias `express4` (no types of its own; the API used here is shared).
@@ -30,12 +31,51 @@ export interface TestServer {
 export interface StartOptions {
   /** Listen address; default 127.0.0.1. */
   host?: string;
+  /**
+   * Limits of POST /login only, mounted the framework's way: a second middleware on the route
+   * (Express, Hono; a second check in front of the handler for node:http and Koa), the route's
+   * `config.rateLimit.limits` for Fastify.
+   */
+  login?: HttpLimitOptions<unknown>['limits'];
 }
 
-/** One adapter under test: builds the same app (GET /hello, POST /login, GET /report, GET /quota) on its framework. */
+/** Options a scenario gives every harness; `hook` is read by Fastify only (the others see the body anyway). */
+export type HarnessOptions = HttpLimitOptions<unknown> & { hook?: FastifyHook };
+
+/**
+ * One adapter under test: builds the same app (GET /hello, POST /login, GET /report, GET /quota)
+ * on its framework. JSON request bodies are parsed before the limiter runs, as each framework
+ * does it (Express `express.json()`, Fastify's parser in `preValidation`, Hono `c.req.json()`,
+ * a body middleware for Koa and node:http).
+ */
 export interface Harness {
   readonly name: string;
-  start(options: HttpLimitOptions<unknown>, start?: StartOptions): Promise<TestServer>;
+  start(options: HarnessOptions, start?: StartOptions): Promise<TestServer>;
+  /** The parsed JSON body of the framework's request object, as a key function reads it. */
+  body(request: unknown): Promise<unknown>;
+}
+
+type WithBody = { body?: unknown };
+
+const isJson = (contentType: string | undefined) => contentType?.startsWith('application/json') === true;
+
+/**
+ * What a handler does, from the `x-outcome` request header: a status code (`401`), `throw`
+ * (the framework answers 500) or `hang` (start a 200 response and never finish it; Hono, which
+ * cannot stream a half response from here, waits for the client to hang up). Default 200.
+ */
+type Outcome = { kind: 'status'; status: number } | { kind: 'throw' } | { kind: 'hang' };
+
+function outcomeOf(header: string | string[] | undefined): Outcome {
+  if (header === 'throw') throw new Error('handler failed (x-outcome: throw)');
+  if (header === 'hang') return { kind: 'hang' };
+  return { kind: 'status', status: header === undefined ? 200 : Number(header) };
+}
+
+/** Starts a 200 response that never ends. */
+function hang(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/plain' });
+  res.write('partial');
 }
 
 export const ROUTES = [
@@ -77,37 +117,54 @@ function served(server: Server, host: string) {
 
 const nodeHarness: Harness = {
   name: 'node:http',
-  async start(options, { host = '127.0.0.1' } = {}) {
+  async start(options, { host = '127.0.0.1', login } = {}) {
     const { hits, hit } = counter();
-    const listener = withRateLimit(options as HttpLimitOptions<unknown>, (req, res) => {
-      hit((req.url ?? '/').split('?')[0] as string);
+    const loginCheck = login ? nodeRateLimit({ limits: login }) : undefined;
+    const listener = withRateLimit(options as HttpLimitOptions<unknown>, async (req, res) => {
+      const path = (req.url ?? '/').split('?')[0] as string;
+      if (loginCheck && path === '/login' && !(await loginCheck(req, res))) return;
+      hit(path);
+      const outcome = outcomeOf(req.headers['x-outcome']);
+      if (outcome.kind === 'hang') return hang(res);
+      if (outcome.kind === 'status') res.statusCode = outcome.status;
       res.end('ok');
     });
-    return { hits, ...(await listenNode(createServer(listener), host)) };
+    const server = createServer(async (req, res) => {
+      if (isJson(req.headers['content-type'])) (req as WithBody).body = await json(req);
+      listener(req, res);
+    });
+    return { hits, ...(await listenNode(server, host)) };
   },
+  body: async (request) => (request as WithBody).body,
 };
 
 function expressHarness(name: string, factory: typeof express): Harness {
   return {
     name,
-    async start(options, { host = '127.0.0.1' } = {}) {
+    async start(options, { host = '127.0.0.1', login } = {}) {
       const { hits, hit } = counter();
       const app = factory();
+      app.use(factory.json());
       app.use(expressRateLimit(options));
+      if (login) app.post('/login', expressRateLimit({ limits: login }));
       for (const [method, path] of ROUTES) {
-        app[method === 'GET' ? 'get' : 'post'](path, (_req, res) => {
+        app[method === 'GET' ? 'get' : 'post'](path, (req, res) => {
           hit(path);
+          const outcome = outcomeOf(req.headers['x-outcome']);
+          if (outcome.kind === 'hang') return hang(res);
+          if (outcome.kind === 'status') res.status(outcome.status);
           res.send('ok');
         });
       }
       return { hits, ...(await listenNode(createServer(app), host)) };
     },
+    body: async (request) => (request as WithBody).body,
   };
 }
 
 const fastifyHarness: Harness = {
   name: 'fastify 5',
-  async start(options, { host = '127.0.0.1' } = {}) {
+  async start(options, { host = '127.0.0.1', login } = {}) {
     const { hits, hit } = counter();
     const app = Fastify();
     await app.register(fastifyRateLimit, options as HttpLimitOptions<unknown>);
@@ -115,8 +172,15 @@ const fastifyHarness: Harness = {
       app.route({
         method,
         url: path,
-        handler: async () => {
+        ...(login && path === '/login' ? { config: { rateLimit: { limits: [login].flat() } } } : {}),
+        handler: async (request, reply) => {
           hit(path);
+          const outcome = outcomeOf(request.headers['x-outcome']);
+          if (outcome.kind === 'hang') {
+            reply.hijack();
+            return hang(reply.raw);
+          }
+          if (outcome.kind === 'status') reply.code(outcome.status);
           return 'ok';
         },
       });
@@ -125,45 +189,64 @@ const fastifyHarness: Harness = {
     const { port } = app.server.address() as AddressInfo;
     return { hits, port, url: urlOf(host, port), close: () => app.close() };
   },
+  body: async (request) => (request as WithBody).body,
 };
 
 const honoHarness: Harness = {
   name: 'hono 4',
-  async start(options, { host = '127.0.0.1' } = {}) {
+  async start(options, { host = '127.0.0.1', login } = {}) {
     const { hits, hit } = counter();
     const app = new Hono();
-    app.use(
-      honoRateLimit({
-        ...options,
-        clientAddress: (c) => getConnInfo(c).remote.address,
-      }),
-    );
+    const clientAddress = (c: Context) => getConnInfo(c).remote.address;
+    app.use(honoRateLimit({ ...options, clientAddress }));
+    if (login) app.post('/login', honoRateLimit({ limits: login, clientAddress }));
     for (const [method, path] of ROUTES) {
-      app.on(method, path, (c) => {
+      app.on(method, path, async (c) => {
         hit(path);
-        return c.text('ok');
+        const outcome = outcomeOf(c.req.header('x-outcome'));
+        if (outcome.kind === 'hang') {
+          const { signal } = c.req.raw;
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        }
+        return c.text('ok', outcome.kind === 'status' ? (outcome.status as 200) : 200);
       });
     }
     const server = serve({ fetch: app.fetch, port: 0, hostname: host }) as Server;
     if (!server.listening) await once(server, 'listening');
     return { hits, ...served(server, host) };
   },
+  body: (c) => (c as { req: { json(): Promise<unknown> } }).req.json(),
 };
 
 const koaHarness: Harness = {
   name: 'koa 3',
-  async start(options, { host = '127.0.0.1' } = {}) {
+  async start(options, { host = '127.0.0.1', login } = {}) {
     const { hits, hit } = counter();
     const app = new Koa();
+    app.use(async (ctx, next) => {
+      if (isJson(ctx.get('content-type'))) (ctx.request as WithBody).body = await json(ctx.req);
+      await next();
+    });
     app.use(koaRateLimit(options));
+    if (login) {
+      const loginLimit = koaRateLimit({ limits: login });
+      app.use((ctx, next) => (ctx.method === 'POST' && ctx.path === '/login' ? loginLimit(ctx, next) : next()));
+    }
     app.use((ctx) => {
       if (ROUTES.some(([method, path]) => method === ctx.method && path === ctx.path)) {
         hit(ctx.path);
+        const outcome = outcomeOf(ctx.get('x-outcome') || undefined);
+        if (outcome.kind === 'hang') {
+          ctx.respond = false;
+          return hang(ctx.res);
+        }
+        if (outcome.kind === 'status') ctx.status = outcome.status;
         ctx.body = 'ok';
       }
     });
     return { hits, ...(await listenNode(createServer(app.callback()), host)) };
   },
+  body: async (ctx) => ((ctx as { request: WithBody }).request as WithBody).body,
 };
 
 /** Every adapter, Express twice (5 and 4). */

@@ -2,14 +2,14 @@ import { expect } from 'vitest';
 import { fixedWindow } from '../../../src/algorithms/fixed-window.js';
 import { gcra } from '../../../src/algorithms/gcra.js';
 import type { Algorithm } from '../../../src/algorithms/types.js';
-import type { HttpLimitOptions, SluiceWarning } from '../../../src/http/index.js';
+import type { SluiceWarning } from '../../../src/http/index.js';
 import type { Limiter } from '../../../src/limiter.js';
 import { withFailurePolicy } from '../../../src/policy/index.js';
 import { createMemoryLimiter } from '../../../src/stores/memory/memory-limiter.js';
 import { createRedisLimiter } from '../../../src/stores/redis/index.js';
 import type { RedisServer } from '../../support/redis-server.js';
 import { send, sendFrom, sendRaw } from './client.js';
-import type { Harness, StartOptions, TestServer } from './harnesses.js';
+import type { Harness, HarnessOptions, StartOptions, TestServer } from './harnesses.js';
 
 /** What every scenario may use besides its harness. */
 export interface Env {
@@ -25,7 +25,7 @@ export interface Scenario {
 }
 
 /** A manual clock in ms, starting far from 0 so no state looks fresh by accident. */
-function manualClock(start = 1_000_000) {
+export function manualClock(start = 1_000_000) {
   let now = start;
   return {
     read: () => now,
@@ -35,13 +35,13 @@ function manualClock(start = 1_000_000) {
   };
 }
 
-function memory(algorithm: Algorithm, clock: () => number) {
+export function memory(algorithm: Algorithm, clock: () => number = manualClock().read) {
   return createMemoryLimiter({ algorithm, clock, pruneIntervalMs: 0 });
 }
 
-async function withServer(
+export async function withServer(
   harness: Harness,
-  options: HttpLimitOptions<unknown>,
+  options: HarnessOptions,
   run: (server: TestServer) => Promise<void>,
   start?: StartOptions,
 ): Promise<void> {
