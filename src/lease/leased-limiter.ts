@@ -6,6 +6,7 @@ import { createKeyTable, type KeyTable } from './key-table.js';
 import { takeLease, waitForLease } from './lease-queue.js';
 import { decideLocally, expire, peekLocally } from './local-decision.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
+import { refundUnits } from './refund.js';
 import type { LeaseContext } from './remote-lease.js';
 import { remoteModelOf } from './remote-model.js';
 import { createReturns, type Returns } from './returns.js';
@@ -54,7 +55,9 @@ export interface LeasedLimiter extends Limiter {
  *
  * Beyond the seed: {@link LeasedLimiter.tryLimit} decides synchronously; unspent units are
  * returned to the remote on idle (`returnIdleMs`), on `close()` and on eviction, when the
- * remote takes refunds; `adaptive` shrinks leases near exhaustion.
+ * remote takes refunds; `adaptive` shrinks leases near exhaustion. The leased limiter has
+ * `refund` exactly when its remote has: refunded units go back on the key's local lease first,
+ * as far as it can still hold them, and the rest to the remote (docs/leasing.md).
  *
  * Accuracy (docs/leasing.md): for GCRA and token bucket, fleet-wide admissions over any interval
  * Δ stay within burst + ⌊Δ/T⌋ for any number of instances, because units are leased before they
@@ -109,7 +112,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   }
   let closing: Promise<void> | undefined;
 
-  return {
+  const leased: LeasedLimiter = {
     algorithm: remote.algorithm,
     remote,
     leaseSize: settings.leaseSize,
@@ -152,6 +155,9 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       return closing;
     },
   };
+  // Forward what the remote can do: a refund goes to the local lease first (docs/leasing.md).
+  if (typeof remote.refund === 'function') leased.refund = (key, units) => refundUnits(context, table, key, units);
+  return leased;
 }
 
 /** The decision for a key heard from and without a lease in flight, when no remote call is needed. */
