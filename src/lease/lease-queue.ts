@@ -4,7 +4,7 @@ import { decideLocally } from './local-decision.js';
 import { type LeaseContext, leaseFor } from './remote-lease.js';
 
 /*
- * Rule 4: one lease in flight per key. The request that finds none takes it; later requests
+ * One lease in flight per key. The request that finds none takes it; later requests
  * for the key queue (FIFO) and are served from the block that arrives; other keys never wait.
  */
 

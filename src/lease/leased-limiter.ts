@@ -172,7 +172,7 @@ function tryLocally(context: LeaseContext, table: KeyTable, key: string, cost: n
   return decision;
 }
 
-/** Rules 2 to 4 for a checked request: locally when possible, else behind the key's lease. */
+/** A checked request: locally when possible, else behind the key's lease. */
 function limitKey(context: LeaseContext, table: KeyTable, key: string, cost: number): Promise<Decision> {
   const atMs = context.nowMs();
   let state = table.get(key);
@@ -192,7 +192,7 @@ function limitKey(context: LeaseContext, table: KeyTable, key: string, cost: num
   return queue === undefined ? takeLease(context, key, state, cost) : waitForLease(context, queue, cost);
 }
 
-/** Rule 7 for `peek`: from the held units or a cached refusal, else the remote's peek plus the held units. */
+/** `peek`: from the held units or a cached refusal, else the remote's peek plus the held units. */
 async function peekKey(context: LeaseContext, table: KeyTable, key: string): Promise<Decision> {
   checkKey(key);
   const { model, counters } = context;

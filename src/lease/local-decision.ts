@@ -4,8 +4,8 @@ import type { RemoteModel } from './remote-model.js';
 import type { LeaseCounters } from './stats.js';
 
 /*
- * The decisions one instance takes for a key without asking its remote (rules 2 and 3 of
- * `createLeasedLimiter`): pure over the key's state, the remote's model and a clock reading.
+ * The decisions one instance takes for a key without asking its remote (the local service and cached
+ * refusals of `createLeasedLimiter`): pure over the key's state, the remote's model and a clock reading.
  */
 
 /** Drops `state`'s held units that may no longer be spent at `atMs`, counting them. */
@@ -37,7 +37,7 @@ export function refusalFor(model: RemoteModel, state: KeyState, need: number, at
 }
 
 /**
- * Rules 2 and 3 without I/O, for a key heard from and without a lease in flight: spends `cost`
+ * The local service and cached refusals, without I/O, for a key heard from and without a lease in flight: spends `cost`
  * from the held units, or denies by a cached refusal (or a cost above the limit, when the model
  * is exact); undefined when only the remote can decide.
  */

@@ -27,7 +27,7 @@ function ask(context: LeaseContext, key: string, cost: number): Promise<Decision
 }
 
 /**
- * Rule 3 for the request at the head of the key's queue: asks the remote for max(lease size,
+ * Taking a lease for the request at the head of the key's queue: asks the remote for max(lease size,
  * shortfall), then for exactly the shortfall when refused. Undefined when the lease arrived but
  * the older units it was to top up expired meanwhile: the units are kept and the head asks again.
  */
