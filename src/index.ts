@@ -6,6 +6,7 @@ export { type SlidingWindowLogOptions, slidingWindowLog } from './algorithms/sli
 export { type TokenBucketOptions, tokenBucket } from './algorithms/token-bucket.js';
 export type { Algorithm, AlgorithmName, StateGrowth } from './algorithms/types.js';
 export type { Decision, DegradedReason, FailureMode, LimitOptions } from './decision.js';
+export { forwardOptional, OPTIONAL_LIMITER_MEMBERS } from './decorate.js';
 export {
   ClockError,
   ConfigError,

@@ -72,10 +72,15 @@ export function createKeyState(nowMs: number): KeyState {
 export function dropExpired(state: KeyState, nowMs: number, intervalMs: number): number {
   const held = state.units;
   if (held === 0) return 0;
-  const ahead = nowMs >= state.expiresAtMs ? 0 : Math.floor((state.endMs - nowMs) / intervalMs);
+  const ahead = unitsAhead(state, nowMs, intervalMs);
   if (ahead >= held) return 0;
   state.units = Math.max(0, ahead);
   return held - state.units;
+}
+
+/** How many units the key's lease may hold at `nowMs`: those whose slots are still ahead (see {@link dropExpired}). */
+export function unitsAhead(state: KeyState, nowMs: number, intervalMs: number): number {
+  return nowMs >= state.expiresAtMs ? 0 : Math.floor((state.endMs - nowMs) / intervalMs);
 }
 
 /**

@@ -1,12 +1,15 @@
 import type { Decision, LimitOptions } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import { checkKey, costOf } from '../validate.js';
-import { createKeyState, dropExpired, type KeyState, observe, recordLease, type Waiter } from './key-state.js';
-import { createKeyTable } from './key-table.js';
+import { createKeyState, type KeyState, observe } from './key-state.js';
+import { createKeyTable, type KeyTable } from './key-table.js';
+import { takeLease, waitForLease } from './lease-queue.js';
+import { decideLocally, expire, peekLocally } from './local-decision.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
+import { refundUnits } from './refund.js';
+import type { LeaseContext } from './remote-lease.js';
 import { remoteModelOf } from './remote-model.js';
-import { createReturns } from './returns.js';
-import { nextLeaseSize } from './sizing.js';
+import { createReturns, type Returns } from './returns.js';
 import { createCounters, type LeaseStats } from './stats.js';
 
 /** A {@link Limiter} that serves from quota leased in blocks from its remote. */
@@ -52,7 +55,9 @@ export interface LeasedLimiter extends Limiter {
  *
  * Beyond the seed: {@link LeasedLimiter.tryLimit} decides synchronously; unspent units are
  * returned to the remote on idle (`returnIdleMs`), on `close()` and on eviction, when the
- * remote takes refunds; `adaptive` shrinks leases near exhaustion.
+ * remote takes refunds; `adaptive` shrinks leases near exhaustion. The leased limiter has
+ * `refund` exactly when its remote has: refunded units go back on the key's local lease first,
+ * as far as it can still hold them, and the rest to the remote (docs/leasing.md).
  *
  * Accuracy (docs/leasing.md): for GCRA and token bucket, fleet-wide admissions over any interval
  * Δ stay within burst + ⌊Δ/T⌋ for any number of instances, because units are leased before they
@@ -68,185 +73,36 @@ export interface LeasedLimiter extends Limiter {
  * @throws {ConfigError} on invalid options (see {@link LeasedLimiterOptions}).
  */
 export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimiter {
-  const { remote, leaseSize, adaptiveDivisor, returnIdleMs, returnCheckIntervalMs, maxKeys, clock } =
-    readLeaseOptions(options);
+  const settings = readLeaseOptions(options);
+  const { remote, returnIdleMs, returnCheckIntervalMs, clock } = settings;
   const model = remoteModelOf(remote.algorithm);
-  // With lease return on, other instances may give units back while this one caches a refusal:
-  // it asks again after at most returnIdleMs, so returned units reach it within that time.
-  const refusalTrustMs = returnIdleMs > 0 ? returnIdleMs : Number.POSITIVE_INFINITY;
-  const { limit, intervalMs } = model;
   const counters = createCounters();
   const nowMs = () => Math.floor(clock());
-
-  const expire = (state: KeyState, atMs: number): void => {
-    if (state.units !== 0) counters.expiredUnits += dropExpired(state, atMs, intervalMs);
-  };
   const table = createKeyTable(
-    maxKeys,
+    settings.maxKeys,
     (state) => state.units > 0,
     (key, state) => void returns.takeBack(key, state),
   );
-  const returns = createReturns({
+  const returns: Returns = createReturns({
     refund: remote.refund?.bind(remote),
     table,
     counters,
     returnIdleMs,
-    intervalMs,
+    intervalMs: model.intervalMs,
     nowMs,
-    expire,
+    expire: (state, atMs) => expire(state, atMs, model, counters),
   });
-
-  const answer = (state: KeyState, atMs: number, allowed: boolean, retryAfterMs: number): Decision => ({
-    allowed,
-    limit,
-    remaining: Math.min(limit, state.units + model.remainingAt(state, atMs)),
-    retryAfterMs,
-    resetAfterMs: Math.max(0, state.resetAtMs - atMs),
-  });
-
-  // Retry-after of a cached refusal covering `need` more units, or undefined when none does.
-  const refusalFor = (state: KeyState, need: number, atMs: number): number | undefined => {
-    if (state.deniedUnits === 0 || need < state.deniedUnits || atMs >= state.trustRefusalUntilMs) return undefined;
-    return model.retryAfterMs(state, atMs, need, state.deniedUnits, state.deniedUntilMs);
-  };
-
-  // Rules 2 and 3 without I/O, for a key heard from and without a lease in flight.
-  const decideHere = (state: KeyState, cost: number, atMs: number): Decision | undefined => {
-    expire(state, atMs);
-    if (cost === 0 && !model.exact) return undefined;
-    if (cost <= state.units) {
-      state.units -= cost;
-      counters.localHits++;
-      return answer(state, atMs, true, 0);
-    }
-    if (cost > limit && !model.exact) return undefined;
-    const retryAfterMs = cost > limit ? Number.POSITIVE_INFINITY : refusalFor(state, cost - state.units, atMs);
-    if (retryAfterMs === undefined) return undefined;
-    counters.cachedDenials++;
-    return answer(state, atMs, false, retryAfterMs);
-  };
-
-  const ask = (key: string, cost: number): Promise<Decision> => {
-    counters.remoteCalls++;
-    return remote.limit(key, { cost });
-  };
-
-  // Rule 3 for the request at the head of the key's queue. Undefined when the lease arrived but
-  // the older units it was to top up expired meanwhile: the units are kept and the head asks again.
-  const lease = async (key: string, state: KeyState, cost: number): Promise<Decision | undefined> => {
-    let askedAtMs = nowMs();
-    expire(state, askedAtMs);
-    if (cost === 0 || cost > limit) {
-      // Nothing to lease: the remote reports, this instance listens.
-      const reply = await ask(key, cost);
-      if (reply.degraded) return reply;
-      observe(state, askedAtMs, reply);
-      return answer(state, askedAtMs, reply.allowed, reply.retryAfterMs);
-    }
-    let shortfall = cost - state.units;
-    const heard = state.anchored ? model.remainingAt(state, askedAtMs) : undefined;
-    // Asking again before a refusal's retry-after only looks for units other instances returned:
-    // the shortfall, not a lease the remote said it cannot grant.
-    const probing = state.deniedUnits > 0 && askedAtMs < state.deniedUntilMs;
-    let units = probing ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
-    let reply = await ask(key, units);
-    if (!reply.allowed && !reply.degraded && units > shortfall) {
-      // A lease of 30 against 10 left must not refuse a request for 1.
-      askedAtMs = nowMs();
-      expire(state, askedAtMs);
-      shortfall = cost - state.units;
-      units = shortfall;
-      reply = await ask(key, units);
-    }
-    if (reply.degraded) return reply;
-    observe(state, askedAtMs, reply);
-    if (!reply.allowed) {
-      counters.refusals++;
-      state.deniedUnits = units;
-      state.deniedUntilMs = askedAtMs + reply.retryAfterMs;
-      state.trustRefusalUntilMs = askedAtMs + Math.min(reply.retryAfterMs, refusalTrustMs);
-      return answer(state, askedAtMs, false, reply.retryAfterMs);
-    }
-    counters.leases++;
-    counters.leasedUnits += units;
-    expire(state, nowMs());
-    if (state.units + units < cost) {
-      state.units = 0;
-      recordLease(state, askedAtMs, units, reply.resetAfterMs, intervalMs);
-      return undefined;
-    }
-    recordLease(state, askedAtMs, units, reply.resetAfterMs, intervalMs);
-    // The remote admitted these units at the time it was asked: the head spends them there.
-    state.units -= cost;
-    if (adaptiveDivisor > 0 && remote.refund !== undefined) {
-      // What this instance heard before leasing may be stale; the reply is not. Keep no more
-      // than a divisor-th of what the remote held before this lease, and give the rest back.
-      const excess = state.units - Math.floor((reply.remaining + units) / adaptiveDivisor);
-      if (excess > 0) {
-        state.remaining += excess;
-        void returns.trim(key, state, excess);
-      }
-    }
-    return answer(state, askedAtMs, true, 0);
-  };
-
-  // A failed remote call fails the request that made it and every request queued behind it.
-  const fail = (state: KeyState, error: unknown): void => {
-    counters.remoteErrors++;
-    const queue = state.queue ?? [];
-    state.queue = undefined;
-    for (const waiter of queue) waiter.reject(error);
-  };
-
-  // Serves the requests that queued behind a lease, in order, one lease in flight at a time.
-  const serve = async (key: string, state: KeyState, queue: Waiter[]): Promise<void> => {
-    while (queue.length > 0) {
-      const head = queue[0] as Waiter;
-      let decision: Decision | undefined;
-      try {
-        decision = state.anchored ? decideHere(state, head.cost, nowMs()) : undefined;
-        decision ??= await lease(key, state, head.cost);
-      } catch (error) {
-        fail(state, error);
-        return;
-      }
-      if (decision === undefined) continue;
-      queue.shift();
-      counters.requests++;
-      head.resolve(decision);
-    }
-    state.queue = undefined;
-  };
-
-  // The request that found no lease in flight takes one; later requests for the key queue.
-  const take = async (key: string, state: KeyState, cost: number): Promise<Decision> => {
-    const queue: Waiter[] = [];
-    state.queue = queue;
-    let decision: Decision | undefined;
-    try {
-      do decision = await lease(key, state, cost);
-      while (decision === undefined);
-    } catch (error) {
-      fail(state, error);
-      throw error;
-    }
-    counters.requests++;
-    if (queue.length === 0) state.queue = undefined;
-    else void serve(key, state, queue);
-    return decision;
-  };
-
-  const tryLimit = (key: string, limitOptions?: LimitOptions): Decision | undefined => {
-    checkKey(key);
-    const cost = costOf(limitOptions);
-    const state = table.get(key);
-    if (state === undefined || !state.anchored || state.queue !== undefined) return undefined;
-    const atMs = nowMs();
-    const decision = decideHere(state, cost, atMs);
-    if (decision === undefined) return undefined;
-    counters.requests++;
-    table.touch(key, state, atMs);
-    return decision;
+  const context: LeaseContext = {
+    remote,
+    model,
+    counters,
+    leaseSize: settings.leaseSize,
+    adaptiveDivisor: settings.adaptiveDivisor,
+    // With lease return on, other instances may give units back while this one caches a refusal:
+    // it asks again after at most returnIdleMs, so returned units reach it within that time.
+    refusalTrustMs: returnIdleMs > 0 ? returnIdleMs : Number.POSITIVE_INFINITY,
+    returns,
+    nowMs,
   };
 
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -256,11 +112,14 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   }
   let closing: Promise<void> | undefined;
 
-  return {
+  const leased: LeasedLimiter = {
     algorithm: remote.algorithm,
     remote,
-    leaseSize,
-    tryLimit,
+    leaseSize: settings.leaseSize,
+    tryLimit(key, limitOptions) {
+      checkKey(key);
+      return tryLocally(context, table, key, costOf(limitOptions));
+    },
     limit(key, limitOptions) {
       let cost: number;
       try {
@@ -269,52 +128,9 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       } catch (error) {
         return Promise.reject(error);
       }
-      const atMs = nowMs();
-      let state = table.get(key);
-      if (state === undefined) {
-        state = createKeyState(atMs);
-        table.add(key, state);
-      } else if (state.anchored && state.queue === undefined) {
-        const decision = decideHere(state, cost, atMs);
-        if (decision !== undefined) {
-          counters.requests++;
-          table.touch(key, state, atMs);
-          return Promise.resolve(decision);
-        }
-      }
-      table.touch(key, state, atMs);
-      const queue = state.queue;
-      if (queue === undefined) return take(key, state, cost);
-      counters.waited++;
-      return new Promise<Decision>((resolve, reject) => {
-        queue.push({ cost, resolve, reject });
-      });
+      return limitKey(context, table, key, cost);
     },
-    async peek(key) {
-      checkKey(key);
-      const atMs = nowMs();
-      const state = table.get(key);
-      const settled = state?.anchored === true && state.queue === undefined;
-      if (settled) {
-        expire(state, atMs);
-        if (state.units >= 1) return answer(state, atMs, true, 0);
-        const retryAfterMs = refusalFor(state, 1, atMs);
-        if (retryAfterMs !== undefined) return answer(state, atMs, false, retryAfterMs);
-      }
-      counters.remoteCalls++;
-      let reply: Decision;
-      try {
-        reply = await remote.peek(key);
-      } catch (error) {
-        counters.remoteErrors++;
-        throw error;
-      }
-      if (reply.degraded) return reply;
-      if (settled) observe(state, atMs, reply);
-      const held = state?.units ?? 0;
-      const remaining = Math.min(limit, held + reply.remaining);
-      return held >= 1 ? { ...reply, allowed: true, remaining, retryAfterMs: 0 } : { ...reply, remaining };
-    },
+    peek: (key) => peekKey(context, table, key),
     async reset(key) {
       checkKey(key);
       table.delete(key);
@@ -324,7 +140,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       const atMs = nowMs();
       let heldUnits = 0;
       for (const [, state] of table.entries()) {
-        expire(state, atMs);
+        expire(state, atMs, model, counters);
         heldUnits += state.units;
       }
       return { ...counters, keys: table.size, heldUnits };
@@ -339,4 +155,63 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       return closing;
     },
   };
+  // Forward what the remote can do: a refund goes to the local lease first (docs/leasing.md).
+  if (typeof remote.refund === 'function') leased.refund = (key, units) => refundUnits(context, table, key, units);
+  return leased;
+}
+
+/** The decision for a key heard from and without a lease in flight, when no remote call is needed. */
+function tryLocally(context: LeaseContext, table: KeyTable, key: string, cost: number): Decision | undefined {
+  const state = table.get(key);
+  if (state === undefined || !state.anchored || state.queue !== undefined) return undefined;
+  const atMs = context.nowMs();
+  const decision = decideLocally(context.model, state, cost, atMs, context.counters);
+  if (decision === undefined) return undefined;
+  context.counters.requests++;
+  table.touch(key, state, atMs);
+  return decision;
+}
+
+/** A checked request: locally when possible, else behind the key's lease. */
+function limitKey(context: LeaseContext, table: KeyTable, key: string, cost: number): Promise<Decision> {
+  const atMs = context.nowMs();
+  let state = table.get(key);
+  if (state === undefined) {
+    state = createKeyState(atMs);
+    table.add(key, state);
+  } else if (state.anchored && state.queue === undefined) {
+    const decision = decideLocally(context.model, state, cost, atMs, context.counters);
+    if (decision !== undefined) {
+      context.counters.requests++;
+      table.touch(key, state, atMs);
+      return Promise.resolve(decision);
+    }
+  }
+  table.touch(key, state, atMs);
+  const queue = state.queue;
+  return queue === undefined ? takeLease(context, key, state, cost) : waitForLease(context, queue, cost);
+}
+
+/** `peek`: from the held units or a cached refusal, else the remote's peek plus the held units. */
+async function peekKey(context: LeaseContext, table: KeyTable, key: string): Promise<Decision> {
+  checkKey(key);
+  const { model, counters } = context;
+  const atMs = context.nowMs();
+  const state = table.get(key);
+  const settled: KeyState | undefined = state?.anchored === true && state.queue === undefined ? state : undefined;
+  const local = settled && peekLocally(model, settled, atMs, counters);
+  if (local) return local;
+  counters.remoteCalls++;
+  let reply: Decision;
+  try {
+    reply = await context.remote.peek(key);
+  } catch (error) {
+    counters.remoteErrors++;
+    throw error;
+  }
+  if (reply.degraded) return reply;
+  if (settled) observe(settled, atMs, reply);
+  const held = state?.units ?? 0;
+  const remaining = Math.min(model.limit, held + reply.remaining);
+  return held >= 1 ? { ...reply, allowed: true, remaining, retryAfterMs: 0 } : { ...reply, remaining };
 }

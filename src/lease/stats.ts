@@ -19,7 +19,15 @@ export interface LeaseStats {
   waited: number;
   /** Leased units dropped unspent because they expired: quota this instance stranded. */
   expiredUnits: number;
-  /** Refund calls made (idle return, `close()`, eviction), the units they gave back, and failures. */
+  /**
+   * Units refunded to this limiter (`refund`) that went back on the key's local lease; what the
+   * lease could not hold went to the remote and is counted in `returns`.
+   */
+  refundedUnits: number;
+  /**
+   * Refund calls made to the remote (idle return, `close()`, eviction, and the part of a `refund`
+   * the local lease could not hold), the units they gave back, and failures.
+   */
   returns: number;
   returnedUnits: number;
   returnErrors: number;
@@ -44,6 +52,7 @@ export function createCounters(): LeaseCounters {
     refusals: 0,
     waited: 0,
     expiredUnits: 0,
+    refundedUnits: 0,
     returns: 0,
     returnedUnits: 0,
     returnErrors: 0,

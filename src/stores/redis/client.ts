@@ -1,7 +1,7 @@
 import { ConfigError } from '../../errors.js';
-import type { ClusterNodes } from './batch.js';
 import { fromIoredis, ioredisClusterNodes, isIoredis, isIoredisCluster } from './clients/ioredis.js';
 import { fromNodeRedis, isNodeRedis, isNodeRedisCluster, nodeRedisClusterNodes } from './clients/node-redis.js';
+import type { ClusterNodes } from './cluster-send.js';
 import type { ScriptClient } from './script.js';
 
 export { fromIoredis, type IoredisLike } from './clients/ioredis.js';

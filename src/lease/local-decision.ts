@@ -1,0 +1,77 @@
+import type { Decision } from '../decision.js';
+import { dropExpired, type KeyState } from './key-state.js';
+import type { RemoteModel } from './remote-model.js';
+import type { LeaseCounters } from './stats.js';
+
+/*
+ * The decisions one instance takes for a key without asking its remote (the local service and cached
+ * refusals of `createLeasedLimiter`): pure over the key's state, the remote's model and a clock reading.
+ */
+
+/** Drops `state`'s held units that may no longer be spent at `atMs`, counting them. */
+export function expire(state: KeyState, atMs: number, model: RemoteModel, counters: LeaseCounters): void {
+  if (state.units !== 0) counters.expiredUnits += dropExpired(state, atMs, model.intervalMs);
+}
+
+/** A decision as this instance reports it: its held units plus what the remote holds now. */
+export function answer(
+  model: RemoteModel,
+  state: KeyState,
+  atMs: number,
+  allowed: boolean,
+  retryAfterMs: number,
+): Decision {
+  return {
+    allowed,
+    limit: model.limit,
+    remaining: Math.min(model.limit, state.units + model.remainingAt(state, atMs)),
+    retryAfterMs,
+    resetAfterMs: Math.max(0, state.resetAtMs - atMs),
+  };
+}
+
+/** Retry-after of a cached refusal covering `need` more units, or undefined when none does. */
+export function refusalFor(model: RemoteModel, state: KeyState, need: number, atMs: number): number | undefined {
+  if (state.deniedUnits === 0 || need < state.deniedUnits || atMs >= state.trustRefusalUntilMs) return undefined;
+  return model.retryAfterMs(state, atMs, need, state.deniedUnits, state.deniedUntilMs);
+}
+
+/**
+ * The local service and cached refusals, without I/O, for a key heard from and without a lease in flight: spends `cost`
+ * from the held units, or denies by a cached refusal (or a cost above the limit, when the model
+ * is exact); undefined when only the remote can decide.
+ */
+export function decideLocally(
+  model: RemoteModel,
+  state: KeyState,
+  cost: number,
+  atMs: number,
+  counters: LeaseCounters,
+): Decision | undefined {
+  expire(state, atMs, model, counters);
+  if (cost === 0 && !model.exact) return undefined;
+  if (cost <= state.units) {
+    state.units -= cost;
+    counters.localHits++;
+    return answer(model, state, atMs, true, 0);
+  }
+  if (cost > model.limit && !model.exact) return undefined;
+  const retryAfterMs =
+    cost > model.limit ? Number.POSITIVE_INFINITY : refusalFor(model, state, cost - state.units, atMs);
+  if (retryAfterMs === undefined) return undefined;
+  counters.cachedDenials++;
+  return answer(model, state, atMs, false, retryAfterMs);
+}
+
+/** `peek` without I/O: a held unit admits, a cached refusal covering one unit denies; else undefined. */
+export function peekLocally(
+  model: RemoteModel,
+  state: KeyState,
+  atMs: number,
+  counters: LeaseCounters,
+): Decision | undefined {
+  expire(state, atMs, model, counters);
+  if (state.units >= 1) return answer(model, state, atMs, true, 0);
+  const retryAfterMs = refusalFor(model, state, 1, atMs);
+  return retryAfterMs === undefined ? undefined : answer(model, state, atMs, false, retryAfterMs);
+}

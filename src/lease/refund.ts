@@ -1,0 +1,40 @@
+import { checkKey, costOf } from '../validate.js';
+import { unitsAhead } from './key-state.js';
+import type { KeyTable } from './key-table.js';
+import { expire } from './local-decision.js';
+import type { LeaseContext } from './remote-lease.js';
+
+/**
+ * A leased limiter's `refund`: units admitted and never used go back to the key's local lease
+ * first, as far as the lease can still hold them (units whose slots are still ahead, as any
+ * held unit), so the next requests spend them without a remote call; the rest go to the
+ * remote's `refund`. A key without a settled lease here (never seen, reset, evicted, or a
+ * lease in flight) refunds to the remote alone. Call only when the remote has `refund`.
+ *
+ * Rejects with InvalidKeyError / InvalidCostError for bad input (nothing changes) and with the
+ * remote's error when its refund fails (the units kept locally stay kept).
+ */
+export async function refundUnits(context: LeaseContext, table: KeyTable, key: string, units: number): Promise<void> {
+  checkKey(key);
+  let rest = costOf({ cost: units });
+  const { model, counters } = context;
+  const state = table.get(key);
+  if (rest > 0 && state?.anchored === true && state.queue === undefined) {
+    const atMs = context.nowMs();
+    expire(state, atMs, model, counters);
+    const kept = Math.min(rest, Math.max(0, unitsAhead(state, atMs, model.intervalMs) - state.units));
+    state.units += kept;
+    counters.refundedUnits += kept;
+    rest -= kept;
+  }
+  if (rest === 0) return;
+  const refund = context.remote.refund as NonNullable<typeof context.remote.refund>;
+  counters.returns++;
+  try {
+    await refund.call(context.remote, key, rest);
+  } catch (error) {
+    counters.returnErrors++;
+    throw error;
+  }
+  counters.returnedUnits += rest;
+}

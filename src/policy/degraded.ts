@@ -1,0 +1,86 @@
+import type { Decision, DegradedReason, FailureMode } from '../decision.js';
+import type { StoreUnavailableError } from '../errors.js';
+import type { DegradedEvent, PolicySettings } from './options.js';
+import { failClosed, failOpen } from './policies.js';
+import type { PolicyCounters } from './stats.js';
+
+/** What a degraded or shadowed answer needs: the settings, the counters, the wrapped limit. */
+export interface PolicyContext {
+  readonly settings: PolicySettings;
+  readonly counts: PolicyCounters;
+  /** The wrapped algorithm's limit. */
+  readonly limit: number;
+}
+
+/** Why the store could not decide, and for which call. */
+export interface Degradation {
+  reason: DegradedReason;
+  mode: FailureMode;
+  key: string;
+  cost: number;
+  /** Whether the call spends (`limit`) or only reads (`peek`). */
+  commit: boolean;
+  error?: StoreUnavailableError;
+}
+
+/** The policy's answer for a call the store could not decide: marked degraded, counted, told. */
+export function degrade(context: PolicyContext, degradation: Degradation): Decision {
+  const { reason, mode } = degradation;
+  const { decision, instances } = policyAnswer(context, degradation);
+  decision.degraded = true;
+  decision.degradedReason = reason;
+  decision.failure = mode;
+  if (decision.allowed) context.counts.degradedAllowed++;
+  else context.counts.degradedDenied++;
+  tell(context.settings, degradation, decision.allowed, instances);
+  return decision;
+}
+
+function policyAnswer(
+  { settings, limit }: PolicyContext,
+  { mode, key, cost, commit }: Degradation,
+): { decision: Decision; instances?: number } {
+  if (mode === 'open') return { decision: failOpen(limit, commit ? cost : 0) };
+  if (mode === 'closed') return { decision: failClosed(limit, cost, settings.breaker.retryInMs()) };
+  const local = (settings.fallback as NonNullable<PolicySettings['fallback']>).current();
+  const decision = commit ? local.limiter.limitSync(key, { cost }) : local.limiter.peekSync(key);
+  // Never possible on the local share, but possible once the store is back.
+  if (decision.retryAfterMs === Number.POSITIVE_INFINITY && cost <= limit) {
+    decision.retryAfterMs = settings.breaker.retryInMs();
+  }
+  return { decision, instances: local.instances };
+}
+
+function tell(settings: PolicySettings, degradation: Degradation, allowed: boolean, instances?: number): void {
+  const { reason, mode, key, cost, error } = degradation;
+  const { onDegraded } = settings;
+  if (onDegraded) {
+    const event: DegradedEvent = { reason, failure: mode, key, cost, allowed };
+    if (error) event.error = error;
+    if (instances !== undefined) event.instances = instances;
+    swallow(() => onDegraded(event));
+    return;
+  }
+  settings.warn(
+    'SLUICE_DEGRADED',
+    `Sluice: the store could not decide (${reason}); decisions are degraded to '${mode}'. ` +
+      'Pass onDegraded to withFailurePolicy to observe them (onWarning: false silences this warning).',
+  );
+}
+
+/** Shadow mode: a denial becomes an admission, counted and told; anything else is returned as is. */
+export function shadowed(context: PolicyContext, key: string, cost: number, decision: Decision): Decision {
+  const { shadow, onShadowDeny } = context.settings;
+  if (!shadow || decision.allowed) return decision;
+  context.counts.shadowDenied++;
+  if (onShadowDeny) swallow(() => onShadowDeny({ key, cost, decision: { ...decision } }));
+  return { ...decision, allowed: true, retryAfterMs: 0 };
+}
+
+function swallow(run: () => void): void {
+  try {
+    run();
+  } catch {
+    // A callback's bug must not change the decision.
+  }
+}
