@@ -21,6 +21,19 @@ export type ExpressMiddleware = (req: ExpressRequest, res: ServerResponse, next:
  * Reads the socket address and its own `trustProxy`, not Express's `trust proxy` setting.
  * Errors of user functions go to `next(error)`.
  * @throws {ConfigError} on invalid options.
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { rateLimit } from 'sluice/express';
+ *
+ * const perMinute = (limit: number) => createMemoryLimiter({ algorithm: gcra({ limit, periodMs: 60_000 }) });
+ * const app = express();
+ * app.use(rateLimit({ limiter: perMinute(60) }));
+ * app.post('/login', rateLimit({ limiter: perMinute(5), failure: 'closed' }), (req, res) => {
+ *   res.send('welcome');
+ * });
+ * ```
  */
 export function rateLimit(options: HttpLimitOptions<ExpressRequest>): ExpressMiddleware {
   const limiter = createHttpLimiter(options);

@@ -18,6 +18,17 @@ declare module 'fastify' {
  * When the app is ready, `routes` entries that match no registered route raise warning
  * `SLUICE_HTTP_ROUTE_UNREACHABLE`.
  * @throws {ConfigError} (rejecting `register`) on invalid options.
+ * @example
+ * ```ts
+ * import Fastify from 'fastify';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { rateLimit } from 'sluice/fastify';
+ *
+ * const app = Fastify();
+ * await app.register(rateLimit, { limiter: createMemoryLimiter({ algorithm: gcra({ limit: 60, periodMs: 60_000 }) }) });
+ * app.get('/health', { config: { rateLimit: false } }, async () => 'ok');
+ * app.post('/report', { config: { rateLimit: { cost: 5 } } }, async () => 'queued');
+ * ```
  */
 export const rateLimit: FastifyPluginAsync<HttpLimitOptions<FastifyRequest>> = async (
   fastify: FastifyInstance,

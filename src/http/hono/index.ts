@@ -28,6 +28,22 @@ function handlerRoute(c: Context): string | undefined {
  * `app.use(rateLimit({ limiter, clientAddress }))`. Errors of user functions reject into
  * Hono's `onError`.
  * @throws {ConfigError} on invalid options (including a missing `clientAddress`).
+ * @example
+ * ```ts
+ * import { getConnInfo } from '@hono/node-server/conninfo';
+ * import { Hono } from 'hono';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { rateLimit } from 'sluice/hono';
+ *
+ * const app = new Hono();
+ * app.use(
+ *   rateLimit({
+ *     limiter: createMemoryLimiter({ algorithm: gcra({ limit: 60, periodMs: 60_000 }) }),
+ *     clientAddress: (c) => getConnInfo(c).remote.address,
+ *   }),
+ * );
+ * app.get('/', (c) => c.text('hello'));
+ * ```
  */
 export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
   const { clientAddress } = requireOptions('rateLimit options', options);
