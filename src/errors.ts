@@ -101,6 +101,19 @@ Object.defineProperty(SluiceError.prototype, BRAND, { value: true });
  * of `instanceof`: when an app loads Sluice both as ES module and as CommonJS (one dependency
  * `import`s it, another `require`s it), each build has its own classes and `instanceof` fails
  * across them; the brand this checks is shared by both.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra, isSluiceError } from 'sluice';
+ *
+ * declare const apiKey: string; // from the request
+ * const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1_000 }) });
+ * try {
+ *   await limiter.limit(apiKey);
+ * } catch (error) {
+ *   if (!isSluiceError(error, 'ERR_SLUICE_INVALID_KEY')) throw error;
+ *   // Empty, over 512 bytes or malformed: the client's fault, answer 400.
+ * }
+ * ```
  */
 export function isSluiceError<C extends SluiceErrorCode>(
   error: unknown,

@@ -45,7 +45,16 @@ export interface SyncLimiter extends Limiter {
 /** Milliseconds on a clock that never goes backwards. */
 export type Clock = () => number;
 
-/** The default local clock: monotonic, immune to wall-clock steps. */
+/**
+ * The default local clock: monotonic, immune to wall-clock steps.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra, monotonicClock } from 'sluice';
+ *
+ * // The default; pass another Clock (ms, never backwards) to share time with something else.
+ * const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1_000 }), clock: monotonicClock });
+ * ```
+ */
 export const monotonicClock: Clock = () => performance.now();
 
 /**

@@ -17,6 +17,13 @@ import type { Algorithm } from './types.js';
  *
  * @throws {ConfigError} when `algorithm` is not one, `instances` is not a positive integer, the
  * algorithm is unknown, or the divided period is out of the algorithm's range.
+ * @example
+ * ```ts
+ * import { divideAlgorithm, gcra } from 'sluice';
+ *
+ * // One of 4 instances' share of 100 per minute: one unit every 2.4 s, burst 25.
+ * const share = divideAlgorithm(gcra({ limit: 100, periodMs: 60_000 }), 4);
+ * ```
  */
 export function divideAlgorithm(algorithm: Algorithm, instances: number): Algorithm {
   requireAlgorithm('algorithm', algorithm);

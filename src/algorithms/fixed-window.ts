@@ -32,6 +32,14 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  * your first request"). Cons: the 2 × limit boundary burst; no gradual refill.
  *
  * @throws {ConfigError} when options is not an object, limit or windowMs is not a positive integer.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, fixedWindow } from 'sluice';
+ *
+ * // 1,000 calls per hour, counted from each key's first call of the hour.
+ * const limiter = createMemoryLimiter({ algorithm: fixedWindow({ limit: 1_000, windowMs: 3_600_000 }) });
+ * const { remaining, resetAfterMs } = await limiter.limit('api-key:k1');
+ * ```
  */
 export function fixedWindow(options: FixedWindowOptions): Algorithm {
   requireOptions('fixedWindow options', options);

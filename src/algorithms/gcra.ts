@@ -37,6 +37,14 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  *
  * @throws {ConfigError} when options is not an object, limit, periodMs or burst is not a
  * positive integer (`null` included), or the rate is finer than 1 unit per µs.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ *
+ * // 100 requests per minute, at most 20 back to back: one unit comes back every 600 ms.
+ * const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 60_000, burst: 20 }) });
+ * const { allowed, retryAfterMs } = await limiter.limit('user:42');
+ * ```
  */
 export function gcra(options: GcraOptions): Algorithm {
   requireOptions('gcra options', options);

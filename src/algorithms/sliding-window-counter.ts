@@ -38,6 +38,14 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  *
  * @throws {ConfigError} when options is not an object, limit or windowMs is not a positive integer, or when
  * `(limit + 1) × windowMs` is 2^53 or more.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, slidingWindowCounter } from 'sluice';
+ *
+ * // About 600 per rolling minute in constant memory per key.
+ * const limiter = createMemoryLimiter({ algorithm: slidingWindowCounter({ limit: 600, windowMs: 60_000 }) });
+ * const decision = await limiter.limit('ip:203.0.113.7');
+ * ```
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): Algorithm {
   requireOptions('slidingWindowCounter options', options);

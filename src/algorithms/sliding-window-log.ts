@@ -36,6 +36,14 @@ const HEADER = 2;
  * Source: the usual Redis sorted-set log (ZREMRANGEBYSCORE, ZCARD, ZADD), with members made unique without randomness.
  *
  * @throws {ConfigError} when options is not an object, limit (1..1,000,000) or windowMs is not a positive integer.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, slidingWindowLog } from 'sluice';
+ *
+ * // 5 login attempts in any 15 minutes, never more.
+ * const logins = createMemoryLimiter({ algorithm: slidingWindowLog({ limit: 5, windowMs: 15 * 60_000 }) });
+ * const attempt = await logins.limit('login:alice@example.com');
+ * ```
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
   requireOptions('slidingWindowLog options', options);

@@ -34,6 +34,14 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  *
  * @throws {ConfigError} when options is not an object, capacity, rate or periodMs is not a positive integer, or when
  * `capacity × periodMs / g` is too large to stay exact (2^52 or more).
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, tokenBucket } from 'sluice';
+ *
+ * // Bursts of up to 50 units, refilled at 10 per second; an export costs 5.
+ * const limiter = createMemoryLimiter({ algorithm: tokenBucket({ capacity: 50, rate: 10, periodMs: 1_000 }) });
+ * const decision = await limiter.limit('tenant:acme', { cost: 5 });
+ * ```
  */
 export function tokenBucket(options: TokenBucketOptions): Algorithm {
   requireOptions('tokenBucket options', options);

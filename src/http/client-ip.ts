@@ -63,6 +63,15 @@ export function addressKey(address: ipaddr.IPv4 | ipaddr.IPv6, ipv6Prefix: numbe
  * The IP key of an address string (`ipKey('2001:db8::1')` → `2001:db8::/56`), or `undefined`
  * when it is not an IP address. For key functions that fall back to the IP by hand.
  * @throws {ConfigError} on an invalid prefix.
+ * @example
+ * ```ts
+ * import { ipKey } from 'sluice/http';
+ *
+ * ipKey('2001:db8:abcd:1234::1'); // '2001:db8:abcd:1200::/56'
+ * ipKey('203.0.113.7'); // '203.0.113.7'
+ * ipKey('::ffff:203.0.113.7'); // '203.0.113.7'
+ * ipKey('unknown'); // undefined
+ * ```
  */
 export function ipKey(address: string, ipv6Prefix: number = DEFAULT_IPV6_PREFIX): string | undefined {
   const parsed = parseAddress(address);

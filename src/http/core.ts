@@ -52,6 +52,30 @@ const SKIP = { skip: true } as const;
  *
  * @throws {ConfigError} on invalid options: no limits, duplicate or invalid names, invalid
  * trustProxy, allowList, ipv6Prefix, header draft, failure mode or constant cost.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { createHttpLimiter } from 'sluice/http';
+ *
+ * // An adapter for a framework Sluice does not ship: facts in, verdict out.
+ * const http = createHttpLimiter<Request>({
+ *   limiter: createMemoryLimiter({ algorithm: gcra({ limit: 60, periodMs: 60_000 }) }),
+ * });
+ * async function handle(request: Request, remoteAddress: string): Promise<Response> {
+ *   const verdict = await http.check({
+ *     request,
+ *     method: request.method,
+ *     path: new URL(request.url).pathname,
+ *     header: (name) => request.headers.get(name) ?? undefined,
+ *     remoteAddress,
+ *   });
+ *   if (verdict.action === 'respond') {
+ *     const { status, headers, body } = verdict.response;
+ *     return new Response(body, { status, headers: headers as [string, string][] });
+ *   }
+ *   return new Response('ok', { headers: verdict.headers as [string, string][] });
+ * }
+ * ```
  */
 export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimiter<Req> {
   const config = resolveConfig(options);

@@ -48,6 +48,17 @@ function sfString(value: string): string {
 /**
  * draft-11: every limit, in list syntax.
  * `RateLimit-Policy: "per-ip";q=10;w=60, "per-key";q=3;w=60` and `RateLimit: "per-ip";r=7;t=6, "per-key";r=0;t=20`.
+ * @example
+ * ```ts
+ * import { draft11Headers } from 'sluice/http';
+ *
+ * draft11Headers([
+ *   { name: 'per-ip', quota: 10, windowSeconds: 60, remaining: 7, resetSeconds: 6, resetAfterMs: 5_400 },
+ *   { name: 'per-key', quota: 3, windowSeconds: 60, remaining: 0, resetSeconds: 20, resetAfterMs: 19_100 },
+ * ]);
+ * // [['RateLimit-Policy', '"per-ip";q=10;w=60, "per-key";q=3;w=60'],
+ * //  ['RateLimit', '"per-ip";r=7;t=6, "per-key";r=0;t=20']]
+ * ```
  */
 export function draft11Headers(limits: readonly LimitReport[]): HeaderPair[] {
   if (limits.length === 0) return [];
@@ -57,7 +68,16 @@ export function draft11Headers(limits: readonly LimitReport[]): HeaderPair[] {
   ];
 }
 
-/** draft-7: one limit. `RateLimit-Policy: 10;w=60` and `RateLimit: limit=10, remaining=7, reset=6`. */
+/**
+ * draft-7: one limit. `RateLimit-Policy: 10;w=60` and `RateLimit: limit=10, remaining=7, reset=6`.
+ * @example
+ * ```ts
+ * import { draft7Headers } from 'sluice/http';
+ *
+ * draft7Headers({ name: 'per-ip', quota: 10, windowSeconds: 60, remaining: 7, resetSeconds: 6, resetAfterMs: 5_400 });
+ * // [['RateLimit-Policy', '10;w=60'], ['RateLimit', 'limit=10, remaining=7, reset=6']]
+ * ```
+ */
 export function draft7Headers(limit: LimitReport): HeaderPair[] {
   return [
     ['RateLimit-Policy', `${limit.quota};w=${limit.windowSeconds}`],
@@ -65,7 +85,16 @@ export function draft7Headers(limit: LimitReport): HeaderPair[] {
   ];
 }
 
-/** draft-6: one limit. `RateLimit-Policy: 10;w=60`, `RateLimit-Limit: 10`, `RateLimit-Remaining: 7`, `RateLimit-Reset: 6`. */
+/**
+ * draft-6: one limit. `RateLimit-Policy: 10;w=60`, `RateLimit-Limit: 10`, `RateLimit-Remaining: 7`, `RateLimit-Reset: 6`.
+ * @example
+ * ```ts
+ * import { draft6Headers } from 'sluice/http';
+ *
+ * draft6Headers({ name: 'per-ip', quota: 10, windowSeconds: 60, remaining: 7, resetSeconds: 6, resetAfterMs: 5_400 });
+ * // RateLimit-Policy: 10;w=60, RateLimit-Limit: 10, RateLimit-Remaining: 7, RateLimit-Reset: 6
+ * ```
+ */
 export function draft6Headers(limit: LimitReport): HeaderPair[] {
   return [
     ['RateLimit-Policy', `${limit.quota};w=${limit.windowSeconds}`],
@@ -78,6 +107,13 @@ export function draft6Headers(limit: LimitReport): HeaderPair[] {
 /**
  * The de-facto `X-RateLimit-Limit`, `-Remaining` and `-Reset` for one limit. With `'epoch'`,
  * reset is the Unix second at which the key is fresh: `ceil((epochNowMs + resetAfterMs) / 1000)`.
+ * @example
+ * ```ts
+ * import { legacyHeaders } from 'sluice/http';
+ *
+ * const report = { name: 'per-ip', quota: 10, windowSeconds: 60, remaining: 7, resetSeconds: 6, resetAfterMs: 5_400 };
+ * legacyHeaders(report, 'epoch', Date.now()); // X-RateLimit-Reset: the Unix second the key is fresh
+ * ```
  */
 export function legacyHeaders(limit: LimitReport, reset: LegacyReset, epochNowMs: number): HeaderPair[] {
   const resetValue = reset === 'epoch' ? Math.ceil((epochNowMs + limit.resetAfterMs) / 1000) : limit.resetSeconds;
@@ -88,12 +124,29 @@ export function legacyHeaders(limit: LimitReport, reset: LegacyReset, epochNowMs
   ];
 }
 
-/** `Retry-After` in whole seconds: the wait rounded up, at least 1 (0 would mean "now", which is false). */
+/**
+ * `Retry-After` in whole seconds: the wait rounded up, at least 1 (0 would mean "now", which is false).
+ * @example
+ * ```ts
+ * import { retryAfterHeader } from 'sluice/http';
+ *
+ * retryAfterHeader(1_200); // ['Retry-After', '2']
+ * ```
+ */
 export function retryAfterHeader(retryAfterMs: number): HeaderPair {
   return ['Retry-After', String(retryAfterSeconds(retryAfterMs))];
 }
 
-/** Milliseconds of wait as the smallest whole number of seconds that covers it, at least 1. */
+/**
+ * Milliseconds of wait as the smallest whole number of seconds that covers it, at least 1.
+ * @example
+ * ```ts
+ * import { retryAfterSeconds } from 'sluice/http';
+ *
+ * retryAfterSeconds(1_200); // 2
+ * retryAfterSeconds(0); // 1
+ * ```
+ */
 export function retryAfterSeconds(retryAfterMs: number): number {
   return Math.max(1, Math.ceil(retryAfterMs / 1000));
 }

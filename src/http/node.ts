@@ -5,7 +5,21 @@ import type { HttpLimitOptions, RequestFacts } from './options.js';
 import type { HttpResponse } from './response.js';
 import type { Settle } from './settle.js';
 
-/** Request facts of a node:http request (also the base of the Express adapter). */
+/**
+ * Request facts of a node:http request (also the base of the Express adapter).
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { createHttpLimiter, nodeFacts } from 'sluice/http';
+ *
+ * const http = createHttpLimiter({ limiter: createMemoryLimiter({ algorithm: gcra({ limit: 60, periodMs: 60_000 }) }) });
+ * createServer(async (req, res) => {
+ *   const verdict = await http.check(nodeFacts(req, req.url));
+ *   res.writeHead(verdict.action === 'respond' ? verdict.response.status : 200).end();
+ * });
+ * ```
+ */
 export function nodeFacts<Req extends IncomingMessage>(
   request: Req,
   url: string | undefined,
@@ -49,6 +63,18 @@ export function sendNodeResponse(response: ServerResponse, { status, headers, bo
  * node:http middleware: resolves `true` when the request may continue (rate-limit headers are
  * set on `res`), `false` when it has sent the 429/413/503 itself.
  * @throws {ConfigError} on invalid options.
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { nodeRateLimit } from 'sluice/http';
+ *
+ * const rateLimit = nodeRateLimit({ limiter: createMemoryLimiter({ algorithm: gcra({ limit: 60, periodMs: 60_000 }) }) });
+ * createServer(async (req, res) => {
+ *   if (!(await rateLimit(req, res))) return; // the 429 is sent
+ *   res.end('hello\n');
+ * }).listen(3000);
+ * ```
  */
 export function nodeRateLimit<Req extends IncomingMessage = IncomingMessage>(
   options: HttpLimitOptions<Req>,
@@ -71,6 +97,15 @@ export function nodeRateLimit<Req extends IncomingMessage = IncomingMessage>(
  * user function (key, cost, skip, respond) or from `handler` (thrown, or its promise rejected)
  * goes to `onError` (default: console.error) and answers 500 if nothing was sent yet.
  * @throws {ConfigError} on invalid options.
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { withRateLimit } from 'sluice/http';
+ *
+ * const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 60, periodMs: 60_000 }) });
+ * createServer(withRateLimit({ limiter, trustProxy: 'loopback' }, (req, res) => res.end('hello\n'))).listen(3000);
+ * ```
  */
 export function withRateLimit<Res extends ServerResponse, Req extends IncomingMessage = IncomingMessage>(
   options: HttpLimitOptions<Req>,

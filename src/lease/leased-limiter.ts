@@ -71,6 +71,17 @@ export interface LeasedLimiter extends Limiter {
  * leases nothing.
  *
  * @throws {ConfigError} on invalid options (see {@link LeasedLimiterOptions}).
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { createLeasedLimiter, gcra } from 'sluice';
+ * import { createRedisLimiter } from 'sluice/redis';
+ *
+ * const remote = createRedisLimiter({ client: new Redis(), algorithm: gcra({ limit: 10_000, periodMs: 60_000 }) });
+ * // 10 instances: leases of 250 (limit ÷ (4 × instances)) keep the worst-case error under a quarter.
+ * const limiter = createLeasedLimiter({ remote, leaseSize: 250, returnIdleMs: 5_000 });
+ * const decision = limiter.tryLimit('tenant:acme') ?? (await limiter.limit('tenant:acme'));
+ * ```
  */
 export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimiter {
   const settings = readLeaseOptions(options);

@@ -8,6 +8,12 @@ import type { Algorithm } from '../algorithms/types.js';
  *
  * The core rounds its own interval up (GCRA to whole µs, `horizonMs` to whole ms), so this is
  * never shorter than the store's T: a lease judged with it expires no later than it should.
+ * @example
+ * ```ts
+ * import { emissionIntervalMs, gcra } from 'sluice';
+ *
+ * emissionIntervalMs(gcra({ limit: 100, periodMs: 60_000 })); // 600
+ * ```
  */
 export function emissionIntervalMs(algorithm: Algorithm): number {
   return algorithm.horizonMs / algorithm.limit;

@@ -65,6 +65,21 @@ interface Wrapped extends PolicyContext {
  * durations above 2^31 − 1 ms included), `failure: 'fallback'` without `fallback`, or an
  * algorithm the local fallback cannot divide. Calls reject with `ConfigError` for an unknown
  * per-call `failure`, and with the wrapped limiter's typed errors for invalid keys and costs.
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { gcra } from 'sluice';
+ * import { withFailurePolicy } from 'sluice/policy';
+ * import { createRedisLimiter } from 'sluice/redis';
+ *
+ * const store = createRedisLimiter({ client: new Redis(), algorithm: gcra({ limit: 100, periodMs: 60_000 }) });
+ * const limiter = withFailurePolicy(store, {
+ *   failure: 'open',
+ *   deadlineMs: 30,
+ *   onDegraded: (event) => console.warn(`rate limiter degraded (${event.reason}): ${event.failure}`),
+ * });
+ * const login = await limiter.limit('login:alice', { failure: 'closed' }); // logins fail closed
+ * ```
  */
 export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOptions = {}): PolicyLimiter {
   requireLimiter('limiter', limiter);

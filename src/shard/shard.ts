@@ -46,6 +46,21 @@ const MAX_SHARDS = 1024;
  *
  * @throws {ConfigError} when `shards` is not an integer in 2..1024 or exceeds the burst, or
  * the algorithm has no divided form (GCRA has).
+ * @example
+ * ```ts
+ * import type { Cluster } from 'ioredis';
+ * import { createShardedLimiter, gcra } from 'sluice';
+ * import { createRedisLimiter } from 'sluice/redis';
+ *
+ * declare const cluster: Cluster;
+ * // 50,000 per second on one hot key, spread over 8 sub-keys (and so over the Cluster's masters).
+ * const limiter = createShardedLimiter({
+ *   algorithm: gcra({ limit: 50_000, periodMs: 1_000 }),
+ *   shards: 8,
+ *   create: (algorithm) => createRedisLimiter({ client: cluster, algorithm }),
+ * });
+ * const decision = await limiter.limit('api:global');
+ * ```
  */
 export function createShardedLimiter(options: ShardedLimiterOptions): Limiter {
   requireOptions('createShardedLimiter options', options);

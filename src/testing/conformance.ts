@@ -56,12 +56,19 @@ const uniqueKey = () => `conformance:${++keySequence}:${Math.random().toString(3
 /**
  * Registers the conformance suite for `target`: every property below, for every algorithm the
  * target supports, except those an algorithm's profile declares exempt (with its reason, in
- * `profiles.ts`). Assertions use `node:assert`, so any test framework can host it:
- *
+ * `profiles.ts`). Assertions use `node:assert`, so any test framework can host it. The
+ * reference-model property needs the optional peer fast-check, loaded when that test runs.
+ * @example
  * ```ts
+ * import { createMemoryLimiter } from 'sluice';
+ * import { runConformance } from 'sluice/testing';
  * import { describe, it } from 'vitest';
- * runConformance({ name: 'memory', test: { describe, it },
- *   create: (algorithm, clock) => createMemoryLimiter({ algorithm, clock: clock.now }) });
+ *
+ * runConformance({
+ *   name: 'memory',
+ *   test: { describe, it },
+ *   create: (algorithm, clock) => createMemoryLimiter({ algorithm, clock: clock.now }),
+ * });
  * ```
  */
 export function runConformance(target: ConformanceTarget): void {

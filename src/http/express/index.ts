@@ -29,9 +29,16 @@ export type ExpressMiddleware<Req extends ExpressRequest = ExpressRequest> = (
  * @throws {ConfigError} on invalid options.
  * @example
  * ```ts
- * app.post('/login', express.json(), rateLimit<express.Request>({
- *   limits: { name: 'login', limiter, key: (r) => `${r.request.body?.username}:${r.ipKey}` },
- * }), login);
+ * import express from 'express';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { rateLimit } from 'sluice/express';
+ *
+ * const perMinute = (limit: number) => createMemoryLimiter({ algorithm: gcra({ limit, periodMs: 60_000 }) });
+ * const app = express();
+ * app.use(rateLimit({ limiter: perMinute(60) }));
+ * app.post('/login', rateLimit({ limiter: perMinute(5), failure: 'closed' }), (req, res) => {
+ *   res.send('welcome');
+ * });
  * ```
  */
 export function rateLimit<Req extends ExpressRequest = ExpressRequest>(

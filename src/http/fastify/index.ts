@@ -45,10 +45,14 @@ declare module 'fastify' {
  * @throws {ConfigError} (rejecting `register`) on invalid options, including an unknown `hook`.
  * @example
  * ```ts
- * await app.register(rateLimit, { limits: [perIp] });
- * app.post('/login', {
- *   config: { rateLimit: { hook: 'preValidation', limits: [{ name: 'login', limiter, key: (r) => usernameOf(r.request.body) }] } },
- * }, login);
+ * import Fastify from 'fastify';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { rateLimit } from 'sluice/fastify';
+ *
+ * const app = Fastify();
+ * await app.register(rateLimit, { limiter: createMemoryLimiter({ algorithm: gcra({ limit: 60, periodMs: 60_000 }) }) });
+ * app.get('/health', { config: { rateLimit: false } }, async () => 'ok');
+ * app.post('/report', { config: { rateLimit: { cost: 5 } } }, async () => 'queued');
  * ```
  */
 export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify: FastifyInstance, options) => {

@@ -36,8 +36,19 @@ function handlerRoute(c: Context): string | undefined {
  * @throws {ConfigError} on invalid options (including a missing `clientAddress`).
  * @example
  * ```ts
- * const app = new Hono<{ Variables: { user: { id: string } } }>();
- * app.use(rateLimit({ limits: { limiter, key: (r) => r.request.get('user').id }, clientAddress }));
+ * import { getConnInfo } from '@hono/node-server/conninfo';
+ * import { Hono } from 'hono';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { rateLimit } from 'sluice/hono';
+ *
+ * const app = new Hono();
+ * app.use(
+ *   rateLimit({
+ *     limiter: createMemoryLimiter({ algorithm: gcra({ limit: 60, periodMs: 60_000 }) }),
+ *     clientAddress: (c) => getConnInfo(c).remote.address,
+ *   }),
+ * );
+ * app.get('/', (c) => c.text('hello'));
  * ```
  */
 // biome-ignore lint/suspicious/noExplicitAny: Hono's own default environment (what a bare `Context` means)

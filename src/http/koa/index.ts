@@ -20,6 +20,18 @@ export interface KoaContext {
  * Koa middleware: `app.use(rateLimit({ limiter }))`. Reads the socket address and its own
  * `trustProxy`, not `app.proxy`. Errors of user functions reject into Koa's error handling.
  * @throws {ConfigError} on invalid options.
+ * @example
+ * ```ts
+ * import Koa from 'koa';
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { rateLimit } from 'sluice/koa';
+ *
+ * const app = new Koa();
+ * app.use(rateLimit({ limiter: createMemoryLimiter({ algorithm: gcra({ limit: 60, periodMs: 60_000 }) }) }));
+ * app.use((ctx) => {
+ *   ctx.body = 'hello';
+ * });
+ * ```
  */
 export function rateLimit<Ctx extends KoaContext>(
   options: HttpLimitOptions<Ctx>,

@@ -67,6 +67,15 @@ export interface MemoryLimiter extends SyncLimiter {
  * @throws {ConfigError} on invalid options, naming the option: options not an object, an
  * `algorithm` that is not one, `maxKeys` not an integer ≥ 1, `pruneIntervalMs` not an integer in
  * 0..2^31 − 1, `clock` not a function. `null` is not a default.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ *
+ * const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 60_000 }), maxKeys: 50_000 });
+ * // Local decisions need no Promise: limitSync is limit without the await.
+ * const decision = limiter.limitSync('ip:203.0.113.7');
+ * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
+ * ```
  */
 export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimiter {
   requireOptions('createMemoryLimiter options', options);

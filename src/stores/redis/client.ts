@@ -12,6 +12,16 @@ export { fromNodeRedis, type NodeRedisEvalOptions, type NodeRedisLike } from './
  * `Redis` with `sentinels`, `Cluster`), a node-redis client (`createClient`, `createCluster`,
  * `createSentinel`), or a {@link ScriptClient} (returned as is).
  * @throws {ConfigError} when `client` is none of these.
+ * @example
+ * ```ts
+ * import { createCluster } from 'redis';
+ * import { defineScript, runScript, toScriptClient } from 'sluice/redis';
+ *
+ * const cluster = await createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:7000' }] }).connect();
+ * const client = toScriptClient(cluster); // any client Sluice accepts, as one shape
+ * const touch = await defineScript("return redis.call('PEXPIRE', KEYS[1], ARGV[1])");
+ * await runScript(client, touch, ['{user:42}:session'], [60_000]);
+ * ```
  */
 export function toScriptClient(client: unknown): ScriptClient {
   if (typeof client === 'object' && client !== null) {
@@ -27,6 +37,13 @@ export function toScriptClient(client: unknown): ScriptClient {
  * Whether `client` is a Redis Cluster client (ioredis/iovalkey `Cluster`, node-redis
  * `createCluster`), whose multi-key script calls must keep every key in one hash slot.
  * A {@link ScriptClient} cannot say; it counts as not clustered.
+ * @example
+ * ```ts
+ * import { Cluster } from 'ioredis';
+ * import { isClusterClient } from 'sluice/redis';
+ *
+ * isClusterClient(new Cluster([{ host: '127.0.0.1', port: 7000 }])); // true
+ * ```
  */
 export function isClusterClient(client: unknown): boolean {
   if (typeof client !== 'object' || client === null) return false;

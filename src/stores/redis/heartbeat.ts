@@ -65,6 +65,19 @@ export interface Heartbeat {
  * `assumeInstances`.
  *
  * @throws {ConfigError} on invalid options.
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { gcra } from 'sluice';
+ * import { withFailurePolicy } from 'sluice/policy';
+ * import { createHeartbeat, createRedisLimiter } from 'sluice/redis';
+ *
+ * const client = new Redis();
+ * const heartbeat = createHeartbeat({ client, name: 'api', intervalMs: 5_000 });
+ * const store = createRedisLimiter({ client, algorithm: gcra({ limit: 1_000, periodMs: 60_000 }) });
+ * // While Redis is down each instance enforces 1,000 ÷ (instances live at the last beat).
+ * const limiter = withFailurePolicy(store, { failure: 'fallback', fallback: { instances: heartbeat } });
+ * ```
  */
 export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   requireOptions('createHeartbeat options', options);

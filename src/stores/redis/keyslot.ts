@@ -17,6 +17,12 @@ for (let byte = 0; byte < 256; byte++) {
 /**
  * The hash slot Redis Cluster assigns `key` (what `CLUSTER KEYSLOT` answers): only the part
  * between the first `{` and the next `}` counts when that part is non-empty.
+ * @example
+ * ```ts
+ * import { keySlot } from 'sluice/redis';
+ *
+ * keySlot('{user:42}:minute') === keySlot('{user:42}:day'); // true: only the hash tag counts
+ * ```
  */
 export function keySlot(key: string): number {
   const bytes = Buffer.from(key, 'utf8');

@@ -64,6 +64,20 @@ export interface RedisLimiterOptions {
  * @throws {ConfigError} on invalid options, naming the option (options not an object, a client
  * or `algorithm` that is not one, `prefix` not a string, an unknown `clock`, invalid `batch`),
  * or an algorithm without a Redis script.
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { gcra } from 'sluice';
+ * import { createRedisLimiter } from 'sluice/redis';
+ *
+ * const limiter = createRedisLimiter({
+ *   client: new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'),
+ *   algorithm: gcra({ limit: 100, periodMs: 60_000 }),
+ *   prefix: 'api:',
+ *   batch: true, // one script call per event-loop turn instead of one per decision
+ * });
+ * const decision = await limiter.limit('user:42');
+ * ```
  */
 export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   requireOptions('createRedisLimiter options', options);

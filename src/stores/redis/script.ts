@@ -34,6 +34,17 @@ export interface ScriptClient {
  * Runs a script in one round trip when Redis has it cached: EVALSHA, and on NOSCRIPT
  * (after SCRIPT FLUSH, a restart or a failover) EVAL, which also caches it again.
  * Every call site goes through here, so no caller ever sees NOSCRIPT.
+ * Rejects with the client's own error for anything else; the limiters wrap it in
+ * `StoreUnavailableError`, this does not.
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { defineScript, runScript, toScriptClient } from 'sluice/redis';
+ *
+ * const client = toScriptClient(new Redis());
+ * const getDel = await defineScript("return redis.call('GETDEL', KEYS[1])");
+ * const token = await runScript(client, getDel, ['token:abc'], []);
+ * ```
  */
 export async function runScript(
   client: ScriptClient,

@@ -5,6 +5,19 @@ import type { ReferenceModel } from './types.js';
  * forms; the core uses virtual scheduling). A bucket holds X µs of work and drains 1 µs per µs;
  * a request of cost c adds c·T and conforms when the bucket then holds at most burst·T.
  * BigInt arithmetic, so there is nothing to round but the documented T = ⌈periodMs·1000 / limit⌉ µs.
+ * Takes the parameters of `gcra()` (`limit` units per `periodMs` ms, `burst` default `limit`);
+ * its `decide(key, nowMs, cost)` answers what the core should, for keys it holds in a Map.
+ * @example
+ * ```ts
+ * import { deepStrictEqual } from 'node:assert/strict';
+ * import { createMemoryLimiter, type Decision, gcra } from 'sluice';
+ * import { gcraReference } from 'sluice/testing';
+ *
+ * const model = gcraReference(10, 1_000);
+ * const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1_000 }), clock: () => 5_000 });
+ * const pick = ({ allowed, remaining, retryAfterMs }: Decision) => ({ allowed, remaining, retryAfterMs });
+ * deepStrictEqual(pick(limiter.limitSync('k', { cost: 3 })), pick(model.decide('k', 5_000, 3)));
+ * ```
  */
 export function gcraReference(limit: number, periodMs: number, burst = limit): ReferenceModel {
   const interval = (BigInt(periodMs) * 1000n + BigInt(limit) - 1n) / BigInt(limit);

@@ -10,7 +10,18 @@ export interface IoredisLike {
   eval(source: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
 }
 
-/** Adapts an ioredis/iovalkey client. A `Cluster` routes each call by its first key. */
+/**
+ * Adapts an ioredis/iovalkey client. A `Cluster` routes each call by its first key.
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { defineScript, fromIoredis, runScript } from 'sluice/redis';
+ *
+ * const client = fromIoredis(new Redis());
+ * const ping = await defineScript("return redis.call('PING')");
+ * await runScript(client, ping, [], []);
+ * ```
+ */
 export function fromIoredis(client: IoredisLike): ScriptClient {
   return {
     evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),

@@ -33,7 +33,18 @@ export interface NodeRedisClusterLike extends NodeRedisLike {
   nodeClient(node: NodeRedisMaster): Promise<{ sendCommand(args: string[]): Promise<unknown> }>;
 }
 
-/** Adapts a node-redis client. node-redis sends only string arguments, so numbers are written out. */
+/**
+ * Adapts a node-redis client. node-redis sends only string arguments, so numbers are written out.
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ * import { defineScript, fromNodeRedis, runScript } from 'sluice/redis';
+ *
+ * const client = fromNodeRedis(await createClient({ url: 'redis://127.0.0.1:6379' }).connect());
+ * const ping = await defineScript("return redis.call('PING')");
+ * await runScript(client, ping, [], []);
+ * ```
+ */
 export function fromNodeRedis(client: NodeRedisLike): ScriptClient {
   if (isNodeRedisCluster(client)) return fromNodeRedisCluster(client);
   const options = (keys: readonly string[], args: readonly (string | number)[]): NodeRedisEvalOptions => ({
