@@ -7,6 +7,7 @@ export default defineConfig([
       redis: 'src/redis.ts',
       testing: 'src/testing/index.ts',
       policy: 'src/policy/index.ts',
+      concurrency: 'src/concurrency/index.ts',
       http: 'src/http.ts',
       express: 'src/express.ts',
       fastify: 'src/fastify.ts',
