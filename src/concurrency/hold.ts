@@ -7,9 +7,9 @@ export interface Hold {
   readonly id: string;
   readonly key: string;
   /**
-   * Aborted once this hold is known to be lost: a renewal found it expired (its slot may be
-   * someone else's now), or automatic renewals kept failing for `holdMs`. Work that must not
-   * outlive its slot can listen to it. Not aborted by `release()`.
+   * Aborted once this hold may be lost: a renewal found it expired (its slot may be someone
+   * else's now), or with `heartbeatMs`, no renewal succeeded within `holdMs` (the store failed or
+   * hung). Work that must not outlive its slot can listen to it. Not aborted by `release()`.
    */
   readonly signal: AbortSignal;
   /**
@@ -36,27 +36,35 @@ export interface HoldSettings {
   open: Set<Hold>;
 }
 
-export function openHold(key: string, id: string, settings: HoldSettings): Hold {
+/**
+ * A granted hold, renewing itself every `heartbeatMs` when set. `sentAtMs` is when the acquire
+ * was sent: the store's expiry is at least `holdMs` after it, so until then the hold is surely live.
+ */
+export function openHold(key: string, id: string, sentAtMs: number, settings: HoldSettings): Hold {
   const { store, holdMs, clock, open } = settings;
   const lost = new AbortController();
   let released: Promise<void> | undefined;
-  let renewing: Promise<boolean> | undefined;
-  let renewedAtMs = clock();
+  let renewing: Promise<unknown> | undefined;
+  let liveUntilMs = sentAtMs + holdMs;
 
   const renew = async (): Promise<boolean> => {
     if (released !== undefined || lost.signal.aborted) return false;
+    const sentMs = clock();
     const live = await store.renew(key, id, holdMs);
-    if (live) renewedAtMs = clock();
+    if (live) liveUntilMs = Math.max(liveUntilMs, sentMs + holdMs);
     else lost.abort(new Error(`hold ${id} of '${key}' expired before it was renewed`));
     return live;
   };
+  // A renewal that fails or hangs is tried again next beat; once none has succeeded within
+  // holdMs the hold may have expired in the store, and the signal says so.
   const beat = (): void => {
+    if (clock() >= liveUntilMs) {
+      lost.abort(new Error(`hold ${id} of '${key}' was not renewed within holdMs`));
+      return;
+    }
     if (renewing !== undefined) return; // a slow store gets no pile-up
-    renewing = renew();
-    renewing
-      .catch(() => {
-        if (clock() - renewedAtMs >= holdMs) lost.abort(new Error(`hold ${id} of '${key}' could not be renewed`));
-      })
+    renewing = renew()
+      .catch(() => false)
       .finally(() => {
         renewing = undefined;
       });

@@ -86,9 +86,10 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
     async acquire(key) {
       checkKey(key);
       const id = crypto.randomUUID();
+      const sentAtMs = settings.clock();
       const answer = await store.acquire(key, id, limit, holdMs);
       if (!answer.granted) return { allowed: false, limit, held: answer.held, retryAfterMs: answer.retryAfterMs };
-      return { allowed: true, hold: openHold(key, id, settings), limit, held: answer.held };
+      return { allowed: true, hold: openHold(key, id, sentAtMs, settings), limit, held: answer.held };
     },
     async held(key) {
       checkKey(key);

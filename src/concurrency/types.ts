@@ -20,7 +20,7 @@ export interface HoldStore {
 /** A store's answer to {@link HoldStore.acquire}. */
 export interface HoldAnswer {
   granted: boolean;
-  /** Live holds of the key after this call (`limit` when denied). */
+  /** Live holds of the key after this call: `limit` when denied, or 0 when a full memory store denies a new key. */
   held: number;
   /** 0 when granted; when denied, milliseconds until the key's earliest hold expires (if not renewed or released first). */
   retryAfterMs: number;

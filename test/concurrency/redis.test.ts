@@ -80,6 +80,20 @@ describe('concurrency limiter on a real redis-server', () => {
     expect(await limiter.held(key)).toBe(0);
   });
 
+  it('a hold whose renewals hang for holdMs (Redis SIGSTOPped) aborts its signal', async () => {
+    const limiter = limiterOn(2, { limit: 1, holdMs: 300, heartbeatMs: 50 });
+    const acquired = await limiter.acquire(freshKey());
+    if (!acquired.allowed) throw new Error('expected a hold');
+    redis.server().pause();
+    try {
+      await sleep(450);
+      expect(acquired.hold.signal.aborted).toBe(true);
+    } finally {
+      redis.server().resume();
+    }
+    await acquired.hold.release();
+  });
+
   it('costs one script call per acquire and one per release (INFO commandstats)', async () => {
     const admin = redis.redis(3);
     const limiter = limiterOn(0, { limit: 5, holdMs: 60_000 });
