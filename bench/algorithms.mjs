@@ -9,7 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { do_not_optimize, measure } from 'mitata';
-import { formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
+import { formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../demo/dist/fleet.js';
 import {
   createMemoryLimiter,
   fixedWindow,

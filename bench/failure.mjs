@@ -18,7 +18,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { formatInteger, formatTable, INSTALL_REDIS, locateRedisServer } from '../dist/fleet.js';
+import { formatInteger, formatTable, INSTALL_REDIS, locateRedisServer } from '../demo/dist/fleet.js';
 import { createMemoryLimiter, gcra } from '../dist/index.js';
 import { createHeartbeat, withFailurePolicy } from '../dist/policy.js';
 import { createRedisLimiter, toScriptClient } from '../dist/redis.js';
@@ -133,7 +133,7 @@ async function fleet(port, policy, algorithm, { name = 'bench', size = 3 } = {})
         : withFailurePolicy(remote, {
             failure: policy,
             fallback: { instances: heartbeat },
-            warn: false,
+            onWarning: false,
           });
     instances.push({ client, counter, heartbeat, limiter });
   }
@@ -285,7 +285,7 @@ async function accuracy(scenario) {
     const heartbeat = createHeartbeat({ client, name: 'accuracy', intervalMs: 1000 });
     const limiter = withFailurePolicy(createRedisLimiter({ client, algorithm }), {
       fallback: { instances: heartbeat },
-      warn: false,
+      onWarning: false,
     });
     joined = { client, heartbeat, limiter };
     senders = [...instances, joined];
@@ -323,7 +323,7 @@ async function overhead(store, wrapped) {
     limiter = createRedisLimiter({ client, algorithm });
   }
   // A generous deadline: this measures the wrapper's cost, not a busy machine's slow replies.
-  if (wrapped === 'wrapped') limiter = withFailurePolicy(limiter, { warn: false, deadlineMs: 1000 });
+  if (wrapped === 'wrapped') limiter = withFailurePolicy(limiter, { onWarning: false, deadlineMs: 1000 });
   const decisions = store === 'memory' ? 1_000_000 : 20_000;
   for (let i = 0; i < decisions / 10; i++)
     check((await limiter.limit('warm')).allowed, 'a warm-up decision is admitted');

@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
+import { formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../demo/dist/fleet.js';
 import { createLeasedLimiter, createMemoryLimiter, gcra } from '../dist/index.js';
 import { createRedisLimiter } from '../dist/redis.js';
 import { environment, formatEnvironment } from './lib/environment.mjs';

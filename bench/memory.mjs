@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { do_not_optimize, measure } from 'mitata';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { formatInteger, formatTable } from '../dist/fleet.js';
+import { formatInteger, formatTable } from '../demo/dist/fleet.js';
 import { createMemoryLimiter, gcra } from '../dist/index.js';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { saveResults } from './lib/results.mjs';

@@ -7,7 +7,13 @@
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { commandsBetween, formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
+import {
+  commandsBetween,
+  formatInteger,
+  formatTable,
+  readCommandStats,
+  roundTripsBetween,
+} from '../demo/dist/fleet.js';
 import { gcra } from '../dist/index.js';
 import { createRedisLimiter } from '../dist/redis.js';
 import { environment, formatEnvironment } from './lib/environment.mjs';

@@ -10,7 +10,13 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { formatInteger, formatTable, locateRedisServer, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
+import {
+  formatInteger,
+  formatTable,
+  locateRedisServer,
+  readCommandStats,
+  roundTripsBetween,
+} from '../demo/dist/fleet.js';
 import { gcra } from '../dist/index.js';
 import { createRedisLimiter } from '../dist/redis.js';
 import { startCluster } from './lib/cluster.mjs';

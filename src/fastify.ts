@@ -1,2 +1,2 @@
-export { rateLimit } from './http/adapters/fastify.js';
+export { rateLimit } from './http/fastify/index.js';
 export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from './http/options.js';

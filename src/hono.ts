@@ -1,2 +1,2 @@
-export { type HonoRateLimitOptions, rateLimit } from './http/adapters/hono.js';
+export { type HonoRateLimitOptions, rateLimit } from './http/hono/index.js';
 export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from './http/options.js';

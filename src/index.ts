@@ -10,7 +10,9 @@ export {
   ConfigError,
   InvalidCostError,
   InvalidKeyError,
+  isSluiceError,
   SluiceError,
+  type SluiceErrorCode,
   StoreUnavailableError,
 } from './errors.js';
 export { createLeasedLimiter, type LeasedLimiter } from './lease/leased-limiter.js';
@@ -24,3 +26,4 @@ export {
   type MemoryLimiterOptions,
 } from './stores/memory/memory-limiter.js';
 export { MAX_KEY_BYTES } from './validate.js';
+export type { SluiceWarning, SluiceWarningCode, WarningSink } from './warnings.js';

@@ -1,2 +1,2 @@
-export { type KoaContext, rateLimit } from './http/adapters/koa.js';
+export { type KoaContext, rateLimit } from './http/koa/index.js';
 export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from './http/options.js';

@@ -2,7 +2,7 @@
  * The bench's own throwaway redis-server on a free loopback port (never a server from
  * REDIS_URL: the bench flushes its data). Variant processes get its URL in BENCH_REDIS_URL.
  */
-import { INSTALL_REDIS, locateRedisServer, startRedisServer } from '../../dist/fleet.js';
+import { INSTALL_REDIS, locateRedisServer, startRedisServer } from '../../demo/dist/fleet.js';
 
 /**
  * Runs `fn(server)` with a fresh redis-server, stopping it afterwards (and on Ctrl-C);

@@ -32,7 +32,7 @@ const HEADER = 2;
  *
  * Pros: exact over every interval; no boundary burst. Cons: memory and time per key grow with
  * `limit`; choose it for small limits that must never be exceeded (logins, payments).
- * Source: the Redis sorted-set log of seed 004, with members made unique without randomness.
+ * Source: the usual Redis sorted-set log (ZREMRANGEBYSCORE, ZCARD, ZADD), with members made unique without randomness.
  *
  * @throws {ConfigError} when options is not an object, limit (1..1,000,000) or windowMs is not a positive integer.
  */

@@ -1,10 +1,11 @@
-import { defineScript } from '../stores/redis/script.js';
+import { defineScript, type LuaScript } from '../stores/redis/script.js';
 
 /*
  * Holds of one key: a sorted set of hold ids scored by expiry (epoch ms on the server's clock,
  * from TIME), under a TTL of the time until its last hold expires. A hold whose score is at or
  * before now is expired: every script drops those before it counts, so a crashed holder's slot
  * frees by itself. Integers only across the boundary (Redis truncates Lua floats in replies).
+ * Each script is hashed once, at load (Web Crypto is async, hence the promises).
  */
 const NOW = `
 local t = redis.call('TIME')
@@ -24,7 +25,7 @@ end
  * ARGV[3]  the new hold's id
  * Reply    {1, held} when granted; {0, held, ms until the earliest hold expires} when denied.
  */
-export const acquireScript = defineScript(`${NOW}
+export const acquireScript: Promise<LuaScript> = defineScript(`${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local held = redis.call('ZCARD', KEYS[1])
 if held >= tonumber(ARGV[1]) then
@@ -44,7 +45,7 @@ return {1, held + 1}
  * Reply    1 when the hold was live (and is now renewed or released), 0 when it had expired or
  *          was released already (a renewal then writes nothing: its slot may be someone else's).
  */
-export const renewOrReleaseScript = defineScript(`${NOW}
+export const renewOrReleaseScript: Promise<LuaScript> = defineScript(`${NOW}
 local hold_ms = tonumber(ARGV[2])
 if hold_ms == 0 then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -55,6 +56,6 @@ return 1
 `);
 
 /** Live holds of a key, read-only: KEYS[1] the sorted set. Reply: the count of holds expiring after now. */
-export const heldScript = defineScript(`${NOW}
+export const heldScript: Promise<LuaScript> = defineScript(`${NOW}
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 `);

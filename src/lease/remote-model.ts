@@ -27,7 +27,7 @@ export interface RemoteView {
 
 /**
  * How the remote's state moves on between replies, so that a local decision reports what the
- * remote would report now (rule 7) and a cached refusal keeps an exact retry-after (rule 3).
+ * remote would report now, and a cached refusal keeps an exact retry-after.
  *
  * Rate algorithms (GCRA, token bucket) regenerate one unit every T from a fixed phase: the key
  * held 0 units at `resetAtMs − limit·T` and gains one each T after. A fixed window gives

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandsBetween, readCommandStats, roundTripsBetween } from '../../demo/fleet/commandstats.js';
 import { createConcurrencyLimiter, redisHolds } from '../../src/concurrency/index.js';
-import { commandsBetween, readCommandStats, roundTripsBetween } from '../../src/fleet/commandstats.js';
 import { ConfigError, InvalidKeyError, StoreUnavailableError } from '../../src/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 import { freePort, useRedisServer } from '../support/redis-server.js';

@@ -193,7 +193,11 @@ describe('every factory throws only typed errors for arbitrary options', () => {
       shadow: fc.boolean(),
       onDegraded: fc.constant(() => {}),
       onShadowDeny: fc.constant(() => {}),
-      warn: fc.boolean(),
+      onWarning: fc.oneof(
+        fc.constant(false),
+        fc.constant(() => {}),
+        junk,
+      ),
       clock: clockArb,
     };
     fc.assert(
@@ -254,7 +258,7 @@ describe('every factory throws only typed errors for arbitrary options', () => {
       headers: fc.constantFrom('draft-6', 'draft-7', 'draft-11', false),
       legacyHeaders: fc.constantFrom(true, false, 'delta', 'epoch'),
       headerLimits: fc.constantFrom('all', 'closest'),
-      failureMode: fc.constantFrom('open', 'closed', 'fallback'),
+      failure: fc.constantFrom('open', 'closed', 'fallback'),
       skip: fc.constant(() => false),
       allowList: fc.constant(['127.0.0.1']),
       routes: fc.dictionary(fc.string(), fc.record({ skip: fc.boolean(), cost: smallInt }, { requiredKeys: [] })),

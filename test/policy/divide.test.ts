@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { divideAlgorithm } from '../../src/algorithms/divide.js';
 import { fixedWindow } from '../../src/algorithms/fixed-window.js';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { slidingWindowCounter } from '../../src/algorithms/sliding-window-counter.js';
@@ -7,7 +8,6 @@ import { slidingWindowLog } from '../../src/algorithms/sliding-window-log.js';
 import { tokenBucket } from '../../src/algorithms/token-bucket.js';
 import type { Algorithm } from '../../src/algorithms/types.js';
 import { ConfigError } from '../../src/errors.js';
-import { divideAlgorithm } from '../../src/policy/divide.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 import { manualClock } from '../../src/testing/index.js';
 

@@ -217,7 +217,7 @@ describe('fault tests (real redis-server)', () => {
       deadlineMs: 1000,
       fallback: { instances: heartbeat },
       breaker: { failureThreshold: 5, coolDownMs: 200 },
-      warn: false,
+      onWarning: false,
     });
     expect(await limiter.limit('k', { failure: 'open' })).toMatchObject({
       allowed: true,
@@ -279,7 +279,7 @@ describe('fault tests (real redis-server)', () => {
       failure: 'closed',
       deadlineMs: 100,
       breaker: { failureThreshold: 3, coolDownMs: 60_000 },
-      warn: false,
+      onWarning: false,
     });
     const keys = ['k0', 'k1', 'k2', 'k3'];
     for (const key of keys) await limiter.limit(key); // one lease of 20 per key: 19 left each
@@ -318,7 +318,7 @@ describe('fault tests (real redis-server)', () => {
           {
             fallback: { instances: heartbeat },
             breaker: { failureThreshold: 3, coolDownMs: 300 },
-            warn: false,
+            onWarning: false,
           },
         );
         return { heartbeat, limiter };

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type Charge, chargeAll } from '../../src/http/nested.js';
 import { createLeasedLimiter, gcra } from '../../src/index.js';
 import { createHeartbeat } from '../../src/policy/index.js';
-import { createRedisLimiter, keySlot } from '../../src/redis.js';
+import { createRedisLimiter, keySlot } from '../../src/stores/redis/index.js';
 import { manualClock, runConformance } from '../../src/testing/index.js';
 import type { TestCluster } from '../support/cluster.js';
 import { held } from '../support/held-keys.js';

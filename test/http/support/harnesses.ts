@@ -11,7 +11,7 @@ import Koa from 'koa';
 import { rateLimit as expressRateLimit } from '../../../src/express.js';
 import { rateLimit as fastifyRateLimit } from '../../../src/fastify.js';
 import { rateLimit as honoRateLimit } from '../../../src/hono.js';
-import { type HttpLimitOptions, withRateLimit } from '../../../src/http.js';
+import { type HttpLimitOptions, withRateLimit } from '../../../src/http/index.js';
 import { rateLimit as koaRateLimit } from '../../../src/koa.js';
 
 // express@4 is installed under the alias `express4` (no types of its own; the API used here is shared).

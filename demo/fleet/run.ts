@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { scripts } from '../stores/redis/scripts/index.js';
+import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { type CommandStats, commandsBetween, readCommandStats, roundTripsBetween } from './commandstats.js';
 import { type RunningInstances, startInstances } from './instances.js';
 import { driveLoad } from './load.js';

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gcra } from '../algorithms/gcra.js';
-import type { Decision } from '../decision.js';
-import { InvalidKeyError } from '../errors.js';
-import type { Limiter } from '../limiter.js';
+import { gcra } from '../../src/algorithms/gcra.js';
+import type { Decision } from '../../src/decision.js';
+import { InvalidKeyError } from '../../src/errors.js';
+import type { Limiter } from '../../src/limiter.js';
 import { findMode } from './modes.js';
 
 /** How the parent configures one instance process (sent as JSON in argv). */

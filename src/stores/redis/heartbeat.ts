@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigError, StoreUnavailableError } from '../errors.js';
-import { toScriptClient } from '../stores/redis/client.js';
-import { runScript } from '../stores/redis/script.js';
-import { heartbeatScript } from '../stores/redis/scripts/heartbeat.js';
-import { orDefault, requireDurationMs, requireInteger, requireOptions } from '../validate.js';
-import { withDeadline } from './deadline.js';
-import type { InstanceCount } from './fallback.js';
+import { withDeadline } from '../../deadline.js';
+import { ConfigError, StoreUnavailableError } from '../../errors.js';
+import type { InstanceCount } from '../../policy/fallback.js';
+import { orDefault, requireDurationMs, requireInteger, requireOptions } from '../../validate.js';
+import { toScriptClient } from './client.js';
+import { runScript } from './script.js';
+import { heartbeatScript } from './scripts/heartbeat.js';
 
 /** Options of {@link createHeartbeat}. */
 export interface HeartbeatOptions {

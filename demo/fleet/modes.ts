@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import type { Algorithm } from '../algorithms/types.js';
-import { createLeasedLimiter } from '../lease/leased-limiter.js';
-import type { Limiter } from '../limiter.js';
-import { createMemoryLimiter } from '../stores/memory/memory-limiter.js';
-import { createRedisLimiter } from '../stores/redis/redis-limiter.js';
+import type { Algorithm } from '../../src/algorithms/types.js';
+import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
+import type { Limiter } from '../../src/limiter.js';
+import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
+import { createRedisLimiter } from '../../src/stores/redis/redis-limiter.js';
 
 /** What an instance process hands a mode when it builds its limiter. */
 export interface FleetModeContext {

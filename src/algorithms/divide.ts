@@ -1,11 +1,11 @@
-import { fixedWindow } from '../algorithms/fixed-window.js';
-import { gcra } from '../algorithms/gcra.js';
-import { slidingWindowCounter } from '../algorithms/sliding-window-counter.js';
-import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
-import { tokenBucket } from '../algorithms/token-bucket.js';
-import type { Algorithm, AlgorithmName } from '../algorithms/types.js';
 import { ConfigError } from '../errors.js';
 import { requireAlgorithm, requireInteger } from '../validate.js';
+import { fixedWindow } from './fixed-window.js';
+import { gcra } from './gcra.js';
+import { slidingWindowCounter } from './sliding-window-counter.js';
+import { slidingWindowLog } from './sliding-window-log.js';
+import { tokenBucket } from './token-bucket.js';
+import type { Algorithm, AlgorithmName } from './types.js';
 
 /** One instance's share of a count: at least 1, so every instance can admit something. */
 const share = (units: number, n: number) => Math.max(1, Math.floor(units / n));

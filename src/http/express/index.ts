@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpLimiter } from '../core.js';
+import { nodeFacts, sendNodeResponse, setNodeHeaders } from '../node.js';
 import type { HttpLimitOptions } from '../options.js';
-import { nodeFacts, sendNodeResponse, setNodeHeaders } from './node.js';
 
 /** The parts of an Express 4/5 request the adapter reads (structural, so no @types/express is needed). */
 export type ExpressRequest = IncomingMessage & {

@@ -4,7 +4,7 @@ import type { HttpLimitOptions, RoutePolicy } from '../options.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Per-route Sluice policy (`{ cost, failureMode, limits, skip }`), or `false` to exempt the route. */
+    /** Per-route Sluice policy (`{ cost, failure, limits, skip }`), or `false` to exempt the route. */
     rateLimit?: RoutePolicy<FastifyRequest> | false;
   }
 }

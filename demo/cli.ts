@@ -1,13 +1,13 @@
 import { createRequire } from 'node:module';
 import { cac } from 'cac';
+import { requireInteger } from '../src/validate.js';
 import { loadPatterns } from './fleet/loads.js';
 import { fleetModes } from './fleet/modes.js';
 import { INSTALL_HINT, locateRedisServer } from './fleet/redis-server.js';
 import { formatFleetReport } from './fleet/report.js';
 import { type FleetOptions, runFleet } from './fleet/run.js';
-import { requireInteger } from './validate.js';
 
-const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 interface FleetFlags {
   requests: unknown;

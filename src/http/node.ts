@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createHttpLimiter } from '../core.js';
-import type { HeaderPair } from '../headers.js';
-import type { HttpLimitOptions, RequestFacts } from '../options.js';
-import type { HttpResponse } from '../response.js';
+import { createHttpLimiter } from './core.js';
+import type { HeaderPair } from './headers.js';
+import type { HttpLimitOptions, RequestFacts } from './options.js';
+import type { HttpResponse } from './response.js';
 
 /** Request facts of a node:http request (also the base of the Express adapter). */
 export function nodeFacts<Req extends IncomingMessage>(

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createHttpLimiter } from '../core.js';
+import { nodeFacts } from '../node.js';
 import type { HttpLimitOptions } from '../options.js';
-import { nodeFacts } from './node.js';
 
 /** The parts of a Koa 2/3 context the adapter uses (structural, so no @types/koa is needed). */
 export interface KoaContext {

@@ -1,8 +1,8 @@
-import type { Algorithm } from '../../algorithms/types.js';
-import type { Decision, LimitOptions } from '../../decision.js';
-import { ConfigError } from '../../errors.js';
-import type { Limiter } from '../../limiter.js';
-import { divideAlgorithm } from '../../policy/divide.js';
+import { divideAlgorithm } from '../algorithms/divide.js';
+import type { Algorithm } from '../algorithms/types.js';
+import type { Decision, LimitOptions } from '../decision.js';
+import { ConfigError } from '../errors.js';
+import type { Limiter } from '../limiter.js';
 import {
   checkKey,
   requireAlgorithm,
@@ -10,7 +10,7 @@ import {
   requireInteger,
   requireLimiter,
   requireOptions,
-} from '../../validate.js';
+} from '../validate.js';
 
 /** Options of {@link createShardedLimiter}. */
 export interface ShardedLimiterOptions {
