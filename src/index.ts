@@ -11,6 +11,7 @@ export {
   InvalidCostError,
   InvalidKeyError,
   isSluiceError,
+  ReservationError,
   SluiceError,
   type SluiceErrorCode,
   StoreUnavailableError,
