@@ -7,4 +7,5 @@ export {
 } from './limiter.js';
 export { type MemoryHoldsOptions, memoryHolds } from './memory-holds.js';
 export { type RedisHoldsOptions, redisHolds } from './redis-holds.js';
+export { type Reservation, type Reserved, type ReserveOptions, reserve } from './reservation.js';
 export type { HoldAnswer, HoldStore } from './types.js';
