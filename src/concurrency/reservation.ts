@@ -45,7 +45,8 @@ export type Reserved =
  *
  * Crash-safe by construction: the estimate is charged at admission, so a reservation never
  * settled (its process died, or `ttlMs` passed) stands at its estimate; it neither leaks units
- * nor frees units it did not own. Settling refunds through `limiter.refund` and charges debt
+ * nor frees units it did not own. A reservation admitted by a failure policy (`decision.degraded`:
+ * the store could not decide) charged the store nothing, so settling it refunds and charges nothing. Settling refunds through `limiter.refund` and charges debt
  * through `limiter.charge`, so the key's bound holds with every settled unit counted: at each
  * admission, the units charged before it plus its estimate stay within the algorithm's bound.
  *
@@ -81,13 +82,24 @@ export async function reserve(
   const reservedAtMs = clock();
   const decision = await limiter.limit(key, { cost: costOf({ cost: estimate }) });
   if (!decision.allowed) return { allowed: false, decision };
-  return { allowed: true, decision, reservation: openReservation(limiter, key, estimate, reservedAtMs + ttlMs, clock) };
+  // A failure policy's decision charged the store nothing: settling it must neither refund nor charge.
+  const charged = decision.degraded !== true;
+  const expiresAtMs = reservedAtMs + ttlMs;
+  return { allowed: true, decision, reservation: openReservation(limiter, key, estimate, charged, expiresAtMs, clock) };
 }
 
-function openReservation(limiter: Limiter, key: string, estimate: number, expiresAtMs: number, clock: Clock) {
+function openReservation(
+  limiter: Limiter,
+  key: string,
+  estimate: number,
+  charged: boolean,
+  expiresAtMs: number,
+  clock: Clock,
+) {
   let settled: { actual: number; done: Promise<void> } | undefined;
 
   const apply = (actual: number): Promise<void> => {
+    if (!charged) return Promise.resolve();
     if (actual < estimate) return (limiter.refund as NonNullable<Limiter['refund']>)(key, estimate - actual);
     if (actual === estimate) return Promise.resolve();
     if (limiter.charge === undefined) {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readCommandStats, roundTripsBetween } from '../../demo/fleet/commandstats.js';
 import { reserve } from '../../src/concurrency/index.js';
 import { gcra, ReservationError, tokenBucket } from '../../src/index.js';
+import { withFailurePolicy } from '../../src/policy/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { useRedisServer } from '../support/redis-server.js';
 
@@ -43,6 +44,31 @@ describe('reservations on a real redis-server', () => {
     if (!answer.allowed) throw new Error('expected an admission');
     await expect(answer.reservation.settle(1500)).rejects.toBeInstanceOf(ReservationError);
     expect((await limiter.peek(key)).remaining).toBe(9000);
+  });
+
+  it('a reservation a failure policy admitted (store unreachable) charged nothing, so settling refunds nothing', async () => {
+    const algorithm = gcra({ limit: 10_000, periodMs: 60_000 });
+    const store = createRedisLimiter({ client: redis.redis(0), algorithm, clock: frozen });
+    const limiter = withFailurePolicy(store, {
+      failure: 'open',
+      deadlineMs: 100,
+      breaker: { failureThreshold: 1, coolDownMs: 60_000 },
+      onDegraded: () => {},
+    });
+    const key = freshKey();
+    await limiter.limit(key, { cost: 1000 });
+    redis.server().pause();
+    try {
+      expect((await limiter.limit('opens-the-breaker')).degraded).toBe(true);
+    } finally {
+      redis.server().resume();
+    }
+    // The breaker is open: admitted by the policy, Redis untouched. Refunds still reach Redis.
+    const answer = await reserve(limiter, key, 1000);
+    if (!answer.allowed) throw new Error('expected an admission');
+    expect(answer.decision.degraded).toBe(true);
+    await answer.reservation.settle(0);
+    expect((await store.peek(key)).remaining).toBe(9000);
   });
 
   it('costs one script call per reserve, one more per settle that refunds (INFO commandstats)', async () => {
