@@ -4,6 +4,7 @@ import type { Algorithm } from '../../src/algorithms/types.js';
 import { type Reservation, reserve } from '../../src/concurrency/index.js';
 import {
   ConfigError,
+  createLeasedLimiter,
   createMemoryLimiter,
   fixedWindow,
   gcra,
@@ -100,6 +101,15 @@ describe('reservations on memory (GCRA)', () => {
     await expect(reserve(limiter, 'k', 1, { ttlMs: 0 })).rejects.toThrow(/ttlMs/);
     await expect(reserve(limiter, 'k', 1, { clock: 1 as never })).rejects.toThrow(/clock/);
     await expect(reserve(limiter, 'k', -1)).rejects.toBeInstanceOf(InvalidCostError);
+  });
+});
+
+describe('reservations through leasing', () => {
+  it('a leased limiter takes no refunds, so reserve refuses it with ConfigError and charges nothing', async () => {
+    const { limiter: remote, clock } = setup(gcra({ limit: 20, periodMs: 3_600_000 }));
+    const leased = createLeasedLimiter({ remote, leaseSize: 10, clock });
+    await expect(reserve(leased, 'k', 5, { clock })).rejects.toBeInstanceOf(ConfigError);
+    expect(remote.peekSync('k').remaining).toBe(20);
   });
 });
 
