@@ -15,3 +15,12 @@ describe('on a real redis-server', () => {
     create: (connection) => redisHolds({ client: redis.redis(connection) }),
   });
 });
+
+describe('on a real valkey-server', () => {
+  const valkey = useRedisServer({ connections: 4, server: 'valkey' });
+  runHoldConformance({
+    name: 'Valkey holds',
+    test: { describe, it },
+    create: (connection) => redisHolds({ client: valkey.redis(connection) }),
+  });
+});
