@@ -8,10 +8,10 @@ export const libraryEntries = {
   policy: 'src/policy/index.ts',
   concurrency: 'src/concurrency/index.ts',
   http: 'src/http/index.ts',
-  express: 'src/express.ts',
-  fastify: 'src/fastify.ts',
-  hono: 'src/hono.ts',
-  koa: 'src/koa.ts',
+  express: 'src/http/express/index.ts',
+  fastify: 'src/http/fastify/index.ts',
+  hono: 'src/http/hono/index.ts',
+  koa: 'src/http/koa/index.ts',
 };
 
 export default defineConfig([
@@ -29,7 +29,7 @@ export default defineConfig([
   },
   {
     // The fleet demo, outside the package: demo/dist/cli.js forks demo/dist/fleet-instance.js.
-    entry: { cli: 'demo/cli.ts', 'fleet-instance': 'demo/fleet/instance-main.ts', fleet: 'demo/fleet/index.ts' },
+    entry: { cli: 'demo/cli.ts', 'fleet-instance': 'demo/fleet/instance-main.ts' },
     outDir: 'demo/dist',
     format: ['esm'],
     target: 'node20',

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import { cac } from 'cac';
+import { INSTALL_HINT, locateRedisServer } from '../bench/lib/redis-process.mjs';
 import { requireInteger } from '../src/validate.js';
 import { loadPatterns } from './fleet/loads.js';
 import { fleetModes } from './fleet/modes.js';
-import { INSTALL_HINT, locateRedisServer } from './fleet/redis-server.js';
 import { formatFleetReport } from './fleet/report.js';
 import { type FleetOptions, runFleet } from './fleet/run.js';
 

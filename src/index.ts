@@ -1,3 +1,4 @@
+export { divideAlgorithm } from './algorithms/divide.js';
 export { type FixedWindowOptions, fixedWindow } from './algorithms/fixed-window.js';
 export { type GcraOptions, gcra } from './algorithms/gcra.js';
 export { type SlidingWindowCounterOptions, slidingWindowCounter } from './algorithms/sliding-window-counter.js';
@@ -21,6 +22,7 @@ export type { LeasedLimiterOptions } from './lease/options.js';
 export { emissionIntervalMs } from './lease/remote-model.js';
 export type { LeaseStats } from './lease/stats.js';
 export { type Clock, type Limiter, MAX_CLOCK_MS, monotonicClock, type SyncLimiter } from './limiter.js';
+export { createShardedLimiter, type ShardedLimiterOptions } from './shard/shard.js';
 export {
   createMemoryLimiter,
   type MemoryLimiter,

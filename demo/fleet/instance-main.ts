@@ -1,5 +1,5 @@
 /*
- * Entry of a fleet instance process (forked by the demo, compiled to dist/fleet-instance.js).
+ * Entry of a fleet instance process (forked by the demo, compiled to demo/dist/fleet-instance.js).
  * argv[2] is the JSON InstanceConfig; the instance reports `{ port }` or `{ error }` over IPC and
  * exits when the parent disconnects, so it never outlives the demo.
  */

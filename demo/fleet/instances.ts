@@ -1,6 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
-import { track } from './children.js';
+import { track } from '../../bench/lib/children.mjs';
 import type { InstanceConfig } from './instance.js';
 
 /** Instance processes of one mode, each an HTTP server on its own loopback port. */

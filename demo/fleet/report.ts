@@ -1,5 +1,5 @@
+import { formatInteger, formatTable } from '../../bench/lib/table.mjs';
 import type { FleetReport, FleetRow } from './run.js';
-import { formatInteger, formatTable } from './table.js';
 
 /** The fleet tables (one per load pattern) and what they show, as text for a terminal. */
 export function formatFleetReport(report: FleetReport): string {

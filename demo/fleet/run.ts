@@ -1,12 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import {
+  type CommandStats,
+  commandsBetween,
+  readCommandStats,
+  roundTripsBetween,
+} from '../../bench/lib/commandstats.mjs';
+import { type OwnedRedisServer, startRedisServer } from '../../bench/lib/redis-process.mjs';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
-import { type CommandStats, commandsBetween, readCommandStats, roundTripsBetween } from './commandstats.js';
 import { type RunningInstances, startInstances } from './instances.js';
 import { driveLoad } from './load.js';
 import { findLoad, loadPatterns } from './loads.js';
 import { type FleetMode, findMode, fleetModes } from './modes.js';
-import { type OwnedRedisServer, startRedisServer } from './redis-server.js';
 
 /** Options of {@link runFleet}. */
 export interface FleetOptions {

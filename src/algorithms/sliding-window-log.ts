@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js';
 import { requireInteger, requireOptions } from '../validate.js';
+import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
 /** Options of {@link slidingWindowLog}. */
@@ -84,6 +85,8 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
       },
     },
     scriptParams: [limit, windowMs],
+    replenish: 'sliding',
+    divide: (n) => slidingWindowLog({ limit: share(limit, n), windowMs }),
     decide(state, offset, nowMs, cost, commit) {
       const length = state[offset] as number;
       const head = state[offset + 1] as number;

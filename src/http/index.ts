@@ -1,3 +1,4 @@
+export type { SluiceWarning, SluiceWarningCode, WarningSink } from '../warnings.js';
 export { DEFAULT_IPV6_PREFIX, ipKey } from './client-ip.js';
 export { createHttpLimiter, type HttpLimiter, type Verdict } from './core.js';
 export {
@@ -27,4 +28,3 @@ export type {
 } from './options.js';
 export type { ProxyHeader, TrustProxy } from './proxy.js';
 export type { HttpResponse, ProblemDetails } from './response.js';
-export type { SluiceWarning, SluiceWarningCode, WarningSink } from '../warnings.js';

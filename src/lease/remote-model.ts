@@ -53,18 +53,16 @@ export interface RemoteModel {
   retryAfterMs(view: RemoteView, nowMs: number, units: number, deniedUnits: number, deniedUntilMs: number): number;
 }
 
-const RATE_ALGORITHMS: readonly string[] = ['gcra', 'token-bucket'];
-
 /** The {@link RemoteModel} for a remote running `algorithm`. */
 export function remoteModelOf(algorithm: Algorithm): RemoteModel {
   const limit = algorithm.limit;
   const intervalMs = emissionIntervalMs(algorithm);
   const horizonMs = algorithm.horizonMs;
-  if (!RATE_ALGORITHMS.includes(algorithm.name)) {
+  if (algorithm.replenish !== 'steady') {
     return {
       limit,
       intervalMs,
-      exact: algorithm.name === 'fixed-window',
+      exact: algorithm.replenish === 'window',
       remainingAt: (view, nowMs) => (nowMs >= view.resetAtMs ? limit : view.remaining),
       retryAfterMs: (_view, nowMs, _units, _deniedUnits, deniedUntilMs) => deniedUntilMs - nowMs,
     };

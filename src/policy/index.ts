@@ -1,11 +1,4 @@
-export { divideAlgorithm } from '../algorithms/divide.js';
 export type { Decision, DegradedReason, FailureMode, LimitOptions } from '../decision.js';
-export {
-  createHeartbeat,
-  type Heartbeat,
-  type HeartbeatOptions,
-  type HeartbeatStats,
-} from '../stores/redis/heartbeat.js';
 export type { BreakerOptions, BreakerState } from './breaker.js';
 export type { InstanceCount, LocalFallbackOptions } from './fallback.js';
 export {

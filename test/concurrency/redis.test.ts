@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commandsBetween, readCommandStats, roundTripsBetween } from '../../demo/fleet/commandstats.js';
+import { commandsBetween, readCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
 import { createConcurrencyLimiter, redisHolds } from '../../src/concurrency/index.js';
 import { ConfigError, InvalidKeyError, StoreUnavailableError } from '../../src/index.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';

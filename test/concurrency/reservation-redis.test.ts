@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readCommandStats, roundTripsBetween } from '../../demo/fleet/commandstats.js';
+import { readCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
 import { reserve } from '../../src/concurrency/index.js';
 import { gcra, ReservationError, tokenBucket } from '../../src/index.js';
 import { withFailurePolicy } from '../../src/policy/index.js';

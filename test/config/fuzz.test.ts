@@ -1,11 +1,14 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { rateLimit as expressRateLimit } from '../../src/express.js';
-import { rateLimit as honoRateLimit } from '../../src/hono.js';
-import { createHttpLimiter, nodeRateLimit } from '../../src/http.js';
+import { rateLimit as expressRateLimit } from '../../src/http/express/index.js';
+import { rateLimit as honoRateLimit } from '../../src/http/hono/index.js';
+import { createHttpLimiter, nodeRateLimit } from '../../src/http/index.js';
+import { rateLimit as koaRateLimit } from '../../src/http/koa/index.js';
 import {
   createLeasedLimiter,
   createMemoryLimiter,
+  createShardedLimiter,
+  divideAlgorithm,
   fixedWindow,
   gcra,
   type Limiter,
@@ -14,9 +17,8 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '../../src/index.js';
-import { rateLimit as koaRateLimit } from '../../src/koa.js';
-import { createHeartbeat, divideAlgorithm, withFailurePolicy } from '../../src/policy/index.js';
-import { createRedisLimiter, createShardedLimiter } from '../../src/redis.js';
+import { withFailurePolicy } from '../../src/policy/index.js';
+import { createHeartbeat, createRedisLimiter } from '../../src/stores/redis/index.js';
 import { useRedisServer } from '../support/redis-server.js';
 
 /*

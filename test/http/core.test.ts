@@ -2,8 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { ConfigError } from '../../src/errors.js';
-import { rateLimit as honoRateLimit } from '../../src/hono.js';
-import { createHttpLimiter, type HttpLimitOptions, type RequestFacts, type SluiceWarning } from '../../src/http/index.js';
+import { rateLimit as honoRateLimit } from '../../src/http/hono/index.js';
+import {
+  createHttpLimiter,
+  type HttpLimitOptions,
+  type RequestFacts,
+  type SluiceWarning,
+} from '../../src/http/index.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 
 const limiterOf = (limit: number) =>

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCommandStats, roundTripsBetween } from '../../demo/fleet/commandstats.js';
+import { readCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
 import { createLeasedLimiter, gcra, tokenBucket } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { manualClock } from '../../src/testing/index.js';

@@ -48,11 +48,12 @@ describe('divideAlgorithm', () => {
     expect(divideAlgorithm(primary, 5).limit).toBe(1);
   });
 
-  it('rejects invalid counts and unknown algorithms with ConfigError', () => {
+  it('rejects invalid counts and an algorithm without divide() with ConfigError', () => {
     const primary = gcra({ limit: 10, periodMs: 1000 });
     expect(() => divideAlgorithm(primary, 0)).toThrow(ConfigError);
     expect(() => divideAlgorithm(primary, 1.5)).toThrow(ConfigError);
-    const other = { ...primary, name: 'leaky-bucket' } as unknown as Algorithm;
+    // A user's own algorithm that does not say how to divide it.
+    const other = { ...primary, name: 'leaky-bucket', divide: undefined } as unknown as Algorithm;
     expect(() => divideAlgorithm(other, 2)).toThrow(/no local fallback for algorithm 'leaky-bucket'/);
   });
 

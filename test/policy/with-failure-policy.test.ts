@@ -406,7 +406,10 @@ describe('withFailurePolicy: reset, close and configuration', () => {
     expect(() => withFailurePolicy(inner, { fallback: { instances: 0 } })).toThrow(ConfigError);
     expect(() => withFailurePolicy(inner, { fallback: {} as never })).toThrow(ConfigError);
     expect(() => withFailurePolicy(inner, { breaker: { failureThreshold: -1 } })).toThrow(ConfigError);
-    const other = { ...inner, algorithm: { ...inner.algorithm, name: 'leaky-bucket' as never } };
+    const other = {
+      ...inner,
+      algorithm: { ...inner.algorithm, name: 'leaky-bucket' as never, divide: undefined as never },
+    };
     expect(() => withFailurePolicy(other, { fallback: { instances: 2 } })).toThrow(ConfigError);
   });
 });

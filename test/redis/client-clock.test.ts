@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { useRedisServer } from '../support/redis-server.js';
 
 const { redis } = useRedisServer();

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { gcra } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import type { SluiceWarning } from '../../src/warnings.js';
 import { type RedisServer, type ServerKind, startRedis } from '../support/redis-server.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defineScript } from '../../src/redis.js';
+import { defineScript } from '../../src/stores/redis/index.js';
 import { useRedisServer } from '../support/redis-server.js';
 import { shippedScripts } from './shipped.js';
 

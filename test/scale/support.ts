@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { describe, it } from 'vitest';
-import { type CommandStats, parseCommandStats, roundTripsBetween } from '../../demo/fleet/commandstats.js';
+import { type CommandStats, parseCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
 import { createRedisLimiter, type RedisLimiterOptions } from '../../src/stores/redis/index.js';
 import { runConformance } from '../../src/testing/index.js';
 import { held } from '../support/held-keys.js';

@@ -45,3 +45,5 @@ function appMatching(req: ExpressRequest) {
     strict: Boolean(get.call(req.app, 'strict routing')),
   };
 }
+
+export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from '../options.js';

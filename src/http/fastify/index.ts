@@ -59,3 +59,5 @@ export const rateLimit: FastifyPluginAsync<HttpLimitOptions<FastifyRequest>> = a
 
 // What fastify-plugin does: hooks apply to the registering instance, not a child context.
 Object.assign(rateLimit, { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: 'sluice' });
+
+export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from '../options.js';

@@ -54,3 +54,4 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
     for (const [name, value] of verdict.headers) c.header(name, value);
   };
 }
+export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from '../options.js';

@@ -38,3 +38,4 @@ export function rateLimit<Ctx extends KoaContext>(
     await next();
   };
 }
+export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from '../options.js';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withDeadline } from '../../deadline.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
-import type { InstanceCount } from '../../policy/fallback.js';
 import { orDefault, requireDurationMs, requireInteger, requireOptions } from '../../validate.js';
 import { toScriptClient } from './client.js';
 import { runScript } from './script.js';
@@ -39,9 +38,11 @@ export interface HeartbeatStats {
   instances: number;
 }
 
-/** A live instance count kept in the shared store. */
-export interface Heartbeat extends InstanceCount {
+/** A live instance count kept in the shared store: an `InstanceCount` for the local fallback policy. */
+export interface Heartbeat {
   readonly instanceId: string;
+  /** Live instances (integer ≥ 1): those that beat within `ttlMs`; during an outage, the last known count. */
+  instances(): number;
   /**
    * Beats now: one round trip that records this instance and returns the live count.
    * Joins the beat in flight if there is one.
@@ -126,7 +127,7 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
 
   const tick = () => {
     if (closed) return;
-    if (inFlight) {
+    if (inFlight !== undefined) {
       stats.skipped++;
       return;
     }

@@ -1,4 +1,3 @@
-export { createShardedLimiter, type ShardedLimiterOptions } from '../../shard/shard.js';
 export type { BatchOptions } from './batch.js';
 export {
   fromIoredis,
@@ -9,6 +8,7 @@ export {
   type NodeRedisLike,
   toScriptClient,
 } from './client.js';
+export { createHeartbeat, type Heartbeat, type HeartbeatOptions, type HeartbeatStats } from './heartbeat.js';
 export { CLUSTER_SLOTS, keySlot } from './keyslot.js';
 export { createRedisLimiter, type RedisLimiterOptions } from './redis-limiter.js';
 export { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';

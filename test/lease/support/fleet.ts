@@ -1,4 +1,4 @@
-import { readCommandStats, roundTripsBetween } from '../../../demo/fleet/commandstats.js';
+import { readCommandStats, roundTripsBetween } from '../../../bench/lib/commandstats.mjs';
 import { type Algorithm, createLeasedLimiter, gcra, type LeasedLimiter } from '../../../src/index.js';
 import { createRedisLimiter } from '../../../src/stores/redis/index.js';
 import { manualClock } from '../../../src/testing/index.js';

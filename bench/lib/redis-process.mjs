@@ -1,24 +1,29 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+/*
+ * A throwaway redis-server (or valkey-server) process, shared by the fleet demo and the
+ * benchmarks: found on PATH, started on a free loopback port without persistence, killed with
+ * this process.
+ */
+import { execFileSync, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
-import { track } from './children.js';
+import { track } from './children.mjs';
 
-/** A redis-server process this program started, on a loopback port, without persistence. */
-export interface OwnedRedisServer {
-  readonly url: string;
-  readonly port: number;
-  readonly pid: number;
-  /** `redis-server --version`, e.g. `7.0.15`. */
-  readonly version: string;
-  /** Stops the server (SIGTERM, then SIGKILL after 2 s); idempotent. */
-  stop(): Promise<void>;
-}
+/**
+ * A redis-server process this program started, on a loopback port, without persistence.
+ * `version` is `redis-server --version`, e.g. `7.0.15`; `stop()` sends SIGTERM, then SIGKILL
+ * after 2 s, and is idempotent.
+ * @typedef {{ readonly url: string, readonly port: number, readonly pid: number, readonly version: string, stop(): Promise<void> }} OwnedRedisServer
+ */
 
 const SERVER_NAMES = ['redis-server', 'valkey-server'];
 
-/** The first redis-server (or valkey-server) executable on `pathEnv` (a PATH string), or undefined. */
-export function locateRedisServer(pathEnv = process.env.PATH ?? ''): string | undefined {
+/**
+ * The first redis-server (or valkey-server) executable on `pathEnv` (a PATH string), or undefined.
+ * @param {string} [pathEnv]
+ * @returns {string | undefined}
+ */
+export function locateRedisServer(pathEnv = process.env.PATH ?? '') {
   for (const dir of pathEnv.split(delimiter)) {
     if (dir === '') continue;
     for (const name of SERVER_NAMES) {
@@ -48,12 +53,15 @@ export const INSTALL_HINT = [
   'or point REDIS_URL at a server you run: REDIS_URL=redis://127.0.0.1:6379 npm start',
 ].join('\n');
 
-/** A loopback port nobody listens on right now (the OS picks it). */
-async function freePort(): Promise<number> {
+/**
+ * A loopback port nobody listens on right now (the OS picks it).
+ * @returns {Promise<number>}
+ */
+async function freePort() {
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
+  await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    server.listen(0, '127.0.0.1', () => resolve(undefined));
   });
   const address = server.address();
   await new Promise((resolve) => server.close(resolve));
@@ -64,21 +72,34 @@ async function freePort(): Promise<number> {
 /**
  * Starts `command` (a redis-server executable) on a free loopback port with `--save ''
  * --appendonly no`, retrying on another port if one was taken in between.
+ * @param {string} command
+ * @returns {Promise<OwnedRedisServer>}
  */
-export async function startRedisServer(command: string): Promise<OwnedRedisServer> {
+export async function startRedisServer(command) {
   const version = /v=(\S+)/.exec(execFileSync(command, ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
       const child = await launch(command, port);
-      return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid as number, version, stop: () => stop(child) };
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        port,
+        pid: /** @type {number} */ (child.pid),
+        version,
+        stop: () => stop(child),
+      };
     } catch (error) {
       if (attempt === 5) throw error;
     }
   }
 }
 
-async function launch(command: string, port: number): Promise<ChildProcess> {
+/**
+ * @param {string} command
+ * @param {number} port
+ * @returns {Promise<import('node:child_process').ChildProcess>}
+ */
+async function launch(command, port) {
   const child = spawn(
     command,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
@@ -88,12 +109,12 @@ async function launch(command: string, port: number): Promise<ChildProcess> {
   track(child);
   let output = '';
   try {
-    await new Promise<void>((resolve, reject) => {
-      child.stdout?.on('data', (chunk: Buffer) => {
+    await new Promise((resolve, reject) => {
+      child.stdout?.on('data', (/** @type {Buffer} */ chunk) => {
         output += chunk.toString();
-        if (output.includes('Ready to accept connections')) resolve();
+        if (output.includes('Ready to accept connections')) resolve(undefined);
       });
-      child.stderr?.on('data', (chunk: Buffer) => {
+      child.stderr?.on('data', (/** @type {Buffer} */ chunk) => {
         output += chunk.toString();
       });
       child.once('error', reject);
@@ -111,7 +132,11 @@ async function launch(command: string, port: number): Promise<ChildProcess> {
   return child;
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+/**
+ * @param {import('node:child_process').ChildProcess} child
+ * @returns {Promise<void>}
+ */
+async function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
