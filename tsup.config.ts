@@ -6,6 +6,7 @@ export const libraryEntries = {
   redis: 'src/stores/redis/index.ts',
   testing: 'src/testing/index.ts',
   policy: 'src/policy/index.ts',
+  concurrency: 'src/concurrency/index.ts',
   http: 'src/http/index.ts',
   express: 'src/http/express/index.ts',
   fastify: 'src/http/fastify/index.ts',

@@ -10,6 +10,7 @@
  * | `ERR_SLUICE_INVALID_COST` | {@link InvalidCostError} | a cost is negative, NaN, non-integer or above `Number.MAX_SAFE_INTEGER` |
  * | `ERR_SLUICE_CLOCK` | {@link ClockError} | a limiter's clock read NaN, ±Infinity, a negative number or a time past {@link MAX_CLOCK_MS} |
  * | `ERR_SLUICE_STORE_UNAVAILABLE` | {@link StoreUnavailableError} | the shared store failed or answered something unreadable; `cause` holds the original error |
+ * | `ERR_SLUICE_RESERVATION` | {@link ReservationError} | a reservation was settled twice differently, after its `ttlMs`, or above its estimate on a limiter that cannot charge debt |
  * | `ERR_SLUICE_ACQUIRE_TIMEOUT`, `ERR_SLUICE_QUEUE_FULL`, `ERR_SLUICE_COST_OVER_LIMIT`, `ERR_SLUICE_ACQUIRER_CLOSED` | `sluice/outbound` | an `acquire` that would wait too long, finds its key's queue full, asks more than the key can hold, or outlives its acquirer |
  */
 export class SluiceError extends Error {
@@ -30,6 +31,7 @@ export type SluiceErrorCode =
   | 'ERR_SLUICE_INVALID_COST'
   | 'ERR_SLUICE_CLOCK'
   | 'ERR_SLUICE_STORE_UNAVAILABLE'
+  | 'ERR_SLUICE_RESERVATION'
   | 'ERR_SLUICE_ACQUIRE_TIMEOUT'
   | 'ERR_SLUICE_QUEUE_FULL'
   | 'ERR_SLUICE_COST_OVER_LIMIT'
@@ -80,6 +82,18 @@ export class StoreUnavailableError extends SluiceError {
 }
 
 /**
+ * Rejected by a reservation's `settle` or `cancel` that cannot be applied: the reservation was
+ * already settled or cancelled otherwise, its `ttlMs` has passed (it stands at its estimate), or
+ * it was settled above its estimate on a limiter without `charge` (the estimate stands, the excess
+ * is not charged). Nothing was refunded or charged by the rejected call.
+ */
+export class ReservationError extends SluiceError {
+  constructor(message: string) {
+    super('ERR_SLUICE_RESERVATION', message);
+  }
+}
+
+/**
  * The class of each core code, for {@link isSluiceError}'s narrowing; the codes of higher layers
  * (`sluice/outbound`) narrow to `SluiceError`, as this file may not import their classes.
  */
@@ -89,6 +103,7 @@ interface ErrorOfCode {
   ERR_SLUICE_INVALID_COST: InvalidCostError;
   ERR_SLUICE_CLOCK: ClockError;
   ERR_SLUICE_STORE_UNAVAILABLE: StoreUnavailableError;
+  ERR_SLUICE_RESERVATION: ReservationError;
 }
 
 // A registry symbol, so the ESM and the CommonJS build (two copies of every class when both are

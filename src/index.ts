@@ -13,6 +13,7 @@ export {
   InvalidCostError,
   InvalidKeyError,
   isSluiceError,
+  ReservationError,
   SluiceError,
   type SluiceErrorCode,
   StoreUnavailableError,

@@ -31,6 +31,13 @@ export interface Limiter {
    * already fresh, so a refund to it changes nothing.
    */
   refund?(key: string, units: number): Promise<void>;
+  /**
+   * Spends `units` of `key` without the admission check, as debt that delays the key's next
+   * admissions (a reservation settled above its estimate). Present on memory limiters whose
+   * algorithm has `algorithm.charge` (GCRA, token bucket); the Redis store has none yet.
+   * Rejects like `refund`.
+   */
+  charge?(key: string, units: number): Promise<void>;
   /** Releases timers and connections the limiter owns. Idempotent. */
   close(): Promise<void>;
 }

@@ -109,7 +109,8 @@ export function requireAlgorithm(name: string, value: unknown): Algorithm {
     !Array.isArray(candidate.scriptParams) ||
     typeof candidate.decide !== 'function' ||
     typeof candidate.freshAtMs !== 'function' ||
-    (candidate.refund !== undefined && typeof candidate.refund !== 'function')
+    (candidate.refund !== undefined && typeof candidate.refund !== 'function') ||
+    (candidate.charge !== undefined && typeof candidate.charge !== 'function')
   ) {
     throw new ConfigError(
       `${name} must be an Algorithm, e.g. gcra({ limit: 100, periodMs: 60_000 }), got ${describe(value)}`,

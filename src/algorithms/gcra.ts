@@ -95,6 +95,11 @@ export function gcra(options: GcraOptions): Algorithm {
       // TAT moves back by units × T; a TAT at or before now is already a fresh key.
       state[offset] = Math.max((state[offset] as number) - units * intervalUs, nowMs * 1000);
     },
+    charge(state, offset, nowMs, units) {
+      // TAT moves on by units × T from max(TAT, now), as an admission would, however far ahead.
+      const tatUs = Math.max(state[offset] as number, nowMs * 1000);
+      state[offset] = Math.min(tatUs + units * intervalUs, Number.MAX_SAFE_INTEGER);
+    },
   };
 }
 

@@ -63,7 +63,7 @@ export function tokenBucket(options: TokenBucketOptions): Algorithm {
   const decision = (allowed: boolean, deficit: number, retryAfterMs: number): Decision => ({
     allowed,
     limit: capacity,
-    remaining: capacity - ceilDiv(deficit, unit),
+    remaining: Math.max(0, capacity - ceilDiv(deficit, unit)), // a charged debt can pass empty
     retryAfterMs,
     resetAfterMs: ceilDiv(deficit, refill),
   });
@@ -98,6 +98,14 @@ export function tokenBucket(options: TokenBucketOptions): Algorithm {
       const lastMs = state[offset + 1] as number;
       const t = Math.max(nowMs, lastMs);
       state[offset] = Math.max(0, refilled(state[offset] as number, t - lastMs) - units * unit);
+      state[offset + 1] = t;
+    },
+    charge(state, offset, nowMs, units) {
+      // Refill up to now, then the deficit grows by units × unit, past a full bucket's if need be.
+      const lastMs = state[offset + 1] as number;
+      const t = Math.max(nowMs, lastMs);
+      const deficit = refilled(state[offset] as number, t - lastMs) + units * unit;
+      state[offset] = Math.min(deficit, Number.MAX_SAFE_INTEGER);
       state[offset + 1] = t;
     },
   };

@@ -59,6 +59,13 @@ export interface Algorithm {
    * rate (GCRA, token bucket); windows and logs cannot tell which admission to undo.
    */
   refund?(state: Float64Array, offset: number, nowMs: number, units: number): void;
+  /**
+   * Spends `units` without the admission check, as debt: the state moves on as if `units` had
+   * been admitted, even past empty, so the key's next admissions wait until it is paid back by
+   * time. A reservation settled above its estimate charges the excess this way. Present on the
+   * algorithms with `refund`; their stores keep the state within safe integers.
+   */
+  charge?(state: Float64Array, offset: number, nowMs: number, units: number): void;
 }
 
 /** How a state that grows with what a key holds is sized: see {@link Algorithm.growth}. */

@@ -141,6 +141,21 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     const slot = table.find(key);
     if (slot !== -1 && units > 0) refund?.(stateOf(slot), offsetOf(slot), nowMs, units);
   };
+  // Only fixed-size states take a charge (the algorithms with a refund), so a new key's state is
+  // its slot of the shared array, zeroed.
+  const charge = growth ? undefined : algorithm.charge;
+  const chargeSync = (key: string, units: number): void => {
+    checkKey(key);
+    costOf({ cost: units });
+    const nowMs = readClock(clock);
+    if (charge === undefined || units === 0) return;
+    let slot = table.find(key);
+    if (slot === -1) {
+      slot = table.insert(key, nowMs);
+      table.state.fill(0, offsetOf(slot), offsetOf(slot) + width);
+    }
+    charge(table.state, offsetOf(slot), nowMs, units);
+  };
 
   let timer: ReturnType<typeof setInterval> | undefined;
   if (pruneIntervalMs > 0) {
@@ -170,6 +185,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     peek: (key) => settle(() => peekSync(key)),
     reset: (key) => settle(() => resetSync(key)),
     ...(refund && { refund: (key: string, units: number) => settle(() => refundSync(key, units)) }),
+    ...(charge && { charge: (key: string, units: number) => settle(() => chargeSync(key, units)) }),
     prune: () => table.prune(readClock(clock)),
     close() {
       clearInterval(timer);

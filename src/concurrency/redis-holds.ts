@@ -1,0 +1,66 @@
+import { ConfigError, StoreUnavailableError } from '../errors.js';
+import { toScriptClient } from '../stores/redis/client.js';
+import { runScript } from '../stores/redis/script.js';
+import { orDefault, requireOptions } from '../validate.js';
+import { acquireScript, heldScript, renewOrReleaseScript } from './redis-scripts.js';
+import type { HoldStore } from './types.js';
+
+/** Options of {@link redisHolds}. */
+export interface RedisHoldsOptions {
+  /** An ioredis/iovalkey `Redis` or `Cluster`, a node-redis client, or a `ScriptClient`. Not closed by Sluice. */
+  client: unknown;
+  /**
+   * Prefix of every Redis key; a key's holds are stored as `prefix + '{' + key + '}'` (one hash
+   * slot per key on a Cluster). Default `'sluice:holds:'`.
+   */
+  prefix?: string;
+}
+
+/**
+ * Holds in Redis, shared by every process using the same Redis and prefix: one sorted set per key
+ * (hold id → expiry on the server's `TIME`), one script call per acquire, renewal or release.
+ *
+ * @throws {ConfigError} when options is not an object, `client` is not a Redis client, or
+ * `prefix` is not a string.
+ */
+export function redisHolds(options: RedisHoldsOptions): HoldStore {
+  requireOptions('redisHolds options', options);
+  const client = toScriptClient(options.client);
+  const prefix = orDefault(options.prefix, 'sluice:holds:');
+  if (typeof prefix !== 'string') throw new ConfigError('prefix must be a string');
+  const redisKey = (key: string) => `${prefix}{${key}}`;
+  const failedTo = (action: string) => (error: unknown) => {
+    throw new StoreUnavailableError(`Redis could not ${action} a hold`, error);
+  };
+  const integers = (reply: unknown, length: number): number[] => {
+    if (Array.isArray(reply) && reply.length >= length && reply.every(Number.isInteger)) return reply;
+    if (Number.isInteger(reply) && length === 1) return [reply as number];
+    throw new StoreUnavailableError(`unreadable hold script reply: ${JSON.stringify(reply)}`);
+  };
+
+  return {
+    async acquire(key, id, limit, holdMs) {
+      const reply = await runScript(client, await acquireScript, [redisKey(key)], [limit, holdMs, id]).catch(
+        failedTo('acquire'),
+      );
+      const [granted, held, retryAfterMs = 0] = integers(reply, 2);
+      return { granted: granted === 1, held: held as number, retryAfterMs };
+    },
+    async renew(key, id, holdMs) {
+      const reply = await runScript(client, await renewOrReleaseScript, [redisKey(key)], [id, holdMs]).catch(
+        failedTo('renew'),
+      );
+      return integers(reply, 1)[0] === 1;
+    },
+    async release(key, id) {
+      const reply = await runScript(client, await renewOrReleaseScript, [redisKey(key)], [id, 0]).catch(
+        failedTo('release'),
+      );
+      integers(reply, 1);
+    },
+    async held(key) {
+      const reply = await runScript(client, await heldScript, [redisKey(key)], []).catch(failedTo('count'));
+      return integers(reply, 1)[0] as number;
+    },
+  };
+}
