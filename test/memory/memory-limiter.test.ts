@@ -123,6 +123,19 @@ describe('bounded memory store', () => {
   });
 });
 
+describe('CLOCK eviction', () => {
+  it('keeps a key used since the eviction hand last passed it, evicting an unused one', () => {
+    const { limiter } = setup({ limit: 1, periodMs: 60_000, maxKeys: 3 });
+    for (const key of ['A', 'B', 'C']) limiter.limitSync(key);
+    limiter.limitSync('D'); // full: the hand clears every mark, then takes A
+    limiter.limitSync('B'); // B is used again (denied: it holds its unit)
+    limiter.limitSync('E'); // the hand, now at B, spares it and takes C
+    expect(limiter.size).toBe(3);
+    expect(limiter.limitSync('B').allowed).toBe(false); // still held
+    expect(limiter.limitSync('C').allowed).toBe(true); // evicted, so fresh
+  });
+});
+
 describe('configuration errors are typed and thrown at construction', () => {
   const bad = [
     { limit: 0, periodMs: 1000 },

@@ -20,13 +20,13 @@ export interface MemoryLimiterOptions {
   algorithm: Algorithm;
   /**
    * Most keys held at once (keys are often attacker-controlled, so the store is bounded).
-   * When full, expired state goes first, then the least recently used key, whose next
-   * request then starts fresh. Default 100,000.
+   * When full, expired state goes first, then a key unused for a while (CLOCK, approximating
+   * least recently used), whose next request then starts fresh. Default 100,000.
    */
   maxKeys?: number;
   /**
    * Most bytes of state held at once, evicting as `maxKeys` does when a new key or a growing
-   * log would pass it. Counts the typed arrays holding state (`8 × slots + 8` bytes per key
+   * log would pass it. Counts the typed arrays holding state (`8 × slots + 1` bytes per key
    * slot of a fixed-size algorithm; a sliding-window log's own array, growing by doubling up to
    * `8 × (limit + 2)` bytes); keys themselves add at most `maxKeys × ~1.1 KB` of heap.
    * Default 64 MiB, or `maxKeys` keys of a fixed-size algorithm if more. At least one key's
