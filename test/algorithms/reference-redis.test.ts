@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryLimiter } from '../../src/index.js';
-import { createRedisLimiter, fromIoredis } from '../../src/redis.js';
+import { createRedisLimiter, fromIoredis } from '../../src/stores/redis/index.js';
 import { holdingKeys } from '../support/held-keys.js';
 import { useRedisServer } from '../support/redis-server.js';
 import { ALGORITHMS, advanceMs, configurations, steps } from './family.js';
