@@ -11,6 +11,7 @@ export const libraryEntries = {
   fastify: 'src/http/fastify/index.ts',
   hono: 'src/http/hono/index.ts',
   koa: 'src/http/koa/index.ts',
+  outbound: 'src/outbound/index.ts',
 };
 
 export default defineConfig([

@@ -10,6 +10,7 @@
  * | `ERR_SLUICE_INVALID_COST` | {@link InvalidCostError} | a cost is negative, NaN, non-integer or above `Number.MAX_SAFE_INTEGER` |
  * | `ERR_SLUICE_CLOCK` | {@link ClockError} | a limiter's clock read NaN, ±Infinity, a negative number or a time past {@link MAX_CLOCK_MS} |
  * | `ERR_SLUICE_STORE_UNAVAILABLE` | {@link StoreUnavailableError} | the shared store failed or answered something unreadable; `cause` holds the original error |
+ * | `ERR_SLUICE_ACQUIRE_TIMEOUT`, `ERR_SLUICE_QUEUE_FULL`, `ERR_SLUICE_COST_OVER_LIMIT`, `ERR_SLUICE_ACQUIRER_CLOSED` | `sluice/outbound` | an `acquire` that would wait too long, finds its key's queue full, asks more than the key can hold, or outlives its acquirer |
  */
 export class SluiceError extends Error {
   constructor(
@@ -28,7 +29,11 @@ export type SluiceErrorCode =
   | 'ERR_SLUICE_INVALID_KEY'
   | 'ERR_SLUICE_INVALID_COST'
   | 'ERR_SLUICE_CLOCK'
-  | 'ERR_SLUICE_STORE_UNAVAILABLE';
+  | 'ERR_SLUICE_STORE_UNAVAILABLE'
+  | 'ERR_SLUICE_ACQUIRE_TIMEOUT'
+  | 'ERR_SLUICE_QUEUE_FULL'
+  | 'ERR_SLUICE_COST_OVER_LIMIT'
+  | 'ERR_SLUICE_ACQUIRER_CLOSED';
 
 /** Thrown synchronously at construction when options are invalid. Nothing was created. */
 export class ConfigError extends SluiceError {
@@ -74,7 +79,10 @@ export class StoreUnavailableError extends SluiceError {
   }
 }
 
-/** The class of each code, for {@link isSluiceError}'s narrowing. */
+/**
+ * The class of each core code, for {@link isSluiceError}'s narrowing; the codes of higher layers
+ * (`sluice/outbound`) narrow to `SluiceError`, as this file may not import their classes.
+ */
 interface ErrorOfCode {
   ERR_SLUICE_CONFIG: ConfigError;
   ERR_SLUICE_INVALID_KEY: InvalidKeyError;
@@ -94,7 +102,10 @@ Object.defineProperty(SluiceError.prototype, BRAND, { value: true });
  * `import`s it, another `require`s it), each build has its own classes and `instanceof` fails
  * across them; the brand this checks is shared by both.
  */
-export function isSluiceError<C extends SluiceErrorCode>(error: unknown, code: C): error is ErrorOfCode[C];
+export function isSluiceError<C extends SluiceErrorCode>(
+  error: unknown,
+  code: C,
+): error is C extends keyof ErrorOfCode ? ErrorOfCode[C] : SluiceError & { readonly code: C };
 export function isSluiceError(error: unknown): error is SluiceError;
 export function isSluiceError(error: unknown, code?: SluiceErrorCode): boolean {
   if (typeof error !== 'object' || error === null || (error as { [BRAND]?: unknown })[BRAND] !== true) return false;

@@ -35,6 +35,7 @@ describe('Redis store against the memory store and the reference models (random 
         }),
         { numRuns: 40 },
       );
-    });
+      // 40 schedules of round trips: seconds on a quiet machine, more when the cores are shared.
+    }, 120_000);
   }
 });

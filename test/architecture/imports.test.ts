@@ -23,6 +23,7 @@ const LAYERS = {
   'http/fastify': { folders: ['vocabulary', 'http'], packages: ['fastify'] },
   'http/hono': { folders: ['vocabulary', 'http'], packages: ['hono'] },
   'http/koa': { folders: ['vocabulary', 'http'], packages: ['node:http'] },
+  outbound: { folders: ['vocabulary', 'lease', 'stores/redis', 'http'], packages: [] },
   testing: { folders: ['vocabulary', 'algorithms'], packages: ['node:assert/strict', 'fast-check'] },
   sluice: { folders: ['vocabulary', 'algorithms', 'stores/memory', 'lease', 'shard'], packages: [] },
 } satisfies Record<string, { folders: string[]; packages: string[] }>;

@@ -1,0 +1,283 @@
+import type { Decision } from '../decision.js';
+import { ConfigError } from '../errors.js';
+import { emissionIntervalMs } from '../lease/remote-model.js';
+import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
+import { checkKey, costOf, requireInteger } from '../validate.js';
+import { AcquirerClosedError, AcquireTimeoutError, CostOverLimitError, QueueFullError } from './errors.js';
+import {
+  armDeadline,
+  createKeyQueue,
+  type KeyQueue,
+  pauseQueue,
+  pump,
+  type QueueContext,
+  repriceQueue,
+  settle,
+  type Waiter,
+  withdraw,
+} from './key-queue.js';
+import type { PauseStore } from './pauses.js';
+
+/** Options of {@link createAcquirer}. */
+export interface AcquirerOptions {
+  /** Most waiters queued per key in this process; one more rejects with {@link QueueFullError}. Default 1,000. */
+  maxQueueLength?: number;
+  /**
+   * "No bursts": every admitted unit is released at its own slot of the GCRA schedule, one
+   * emission interval after the previous one across the whole fleet, instead of at once. The
+   * limiter's `burst` then only says how far ahead (burst × emission interval) a process may book
+   * slots; a wake-up waits until half of that is free, so each one books a batch. Needs a GCRA
+   * limiter. Default false.
+   */
+  pace?: boolean;
+  /**
+   * Paced: how late (ms) after its slot a unit may still be released. A unit that would go later
+   * (the process stalled, or the store's reply took longer than this) gives its slot up and books
+   * again, so a stalled process never sends on top of the following slots: every release then lies
+   * within `maxLatenessMs` of its slot, and calls n slots apart are at least n × T − maxLatenessMs
+   * apart. Set it to the jitter your margin under the upstream absorbs. Default: no bound.
+   */
+  maxLatenessMs?: number;
+  /**
+   * Largest extra wait (ms) drawn at random after a denial before asking again, so processes
+   * waiting on one key do not all call at the same refill. Default: one emission interval, or
+   * a quarter of the booking horizon when paced.
+   */
+  jitterMs?: number;
+  /**
+   * Where pauses learned from an upstream are shared with the rest of the fleet
+   * (`createRedisPauseStore` on the limiter's Redis). Read once per wake-up of a key's queue.
+   * Without it a pause holds this acquirer only, unless the limiter itself can `block` a key.
+   */
+  pauses?: PauseStore;
+  /** Milliseconds clock for timers and deadlines; default monotonic. */
+  clock?: Clock;
+}
+
+/** Options of one {@link Acquirer.acquire} call. */
+export interface AcquireOptions {
+  /** Units to acquire: a non-negative safe integer. Default 1. */
+  cost?: number;
+  /** Gives up when aborted: the call rejects with `signal.reason` (an `AbortError` DOMException by default). */
+  signal?: AbortSignal;
+  /** Longest wait (ms) accepted; a longer one rejects with {@link AcquireTimeoutError}, as soon as it is known. */
+  maxWaitMs?: number;
+}
+
+/** A limiter that can be told to deny a key fleet-wide for a while (the `block` of the admin operations). */
+interface Blocking {
+  block(key: string, durationMs: number): Promise<void>;
+}
+
+/**
+ * Waits for quota instead of failing: per key, one first-in-first-out queue in this process
+ * whose head asks the limiter, with one timer set from the store's `retryAfterMs`.
+ */
+export interface Acquirer {
+  readonly limiter: Limiter;
+  /**
+   * Resolves with the admitting decision once `cost` units of `key` are granted (paced: at the
+   * unit's slot). Rejects with {@link AcquireTimeoutError} when `maxWaitMs` would be exceeded,
+   * {@link QueueFullError}, {@link CostOverLimitError} when `cost` exceeds what the key can
+   * hold, `signal.reason` when aborted, or the limiter's own errors. A rejection charges nothing
+   * (one exception, paced only: see `docs/outbound.md`).
+   *
+   * @example
+   * ```ts
+   * import { createMemoryLimiter, gcra } from 'sluice';
+   * import { createAcquirer } from 'sluice/outbound';
+   *
+   * const acquirer = createAcquirer(createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }) }));
+   * await acquirer.acquire('partner-api', { maxWaitMs: 5000, signal: AbortSignal.timeout(10_000) });
+   * ```
+   */
+  acquire(key: string, options?: AcquireOptions): Promise<Decision>;
+  /** Waiters of `key` in this process: queued plus (paced) booked and waiting for their slot. */
+  waiting(key: string): number;
+  /**
+   * Denies `key` for `durationMs`: here at once (booked slots move past the pause), and across
+   * the fleet through the pause store and the limiter's `block`, when there are.
+   */
+  pause(key: string, durationMs: number): void;
+  /**
+   * Charges `factor` units per unit asked for `key` from now on (an upstream announced a lower
+   * rate than the limiter's). Integer ≥ 1; a lower factor than the current one is ignored.
+   */
+  scale(key: string, factor: number): void;
+  /** The rate (units per ms) the limiter allows one key, for comparing with an upstream's. */
+  readonly ratePerMs: number;
+  /** Rejects every waiter with {@link AcquirerClosedError}, stops pauses and timers. Idempotent. */
+  close(): void;
+}
+
+/**
+ * Makes any {@link Limiter} (memory, Redis, leased, policy-wrapped) wait for quota.
+ *
+ * @throws {ConfigError} on invalid options, or `pace` on a limiter that is not GCRA.
+ */
+export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}): Acquirer {
+  const maxQueueLength = requireInteger('maxQueueLength', options.maxQueueLength ?? 1000);
+  const { algorithm } = limiter;
+  if (options.pace !== undefined && typeof options.pace !== 'boolean') throw new ConfigError('pace must be a boolean');
+  if (options.pace && algorithm.name !== 'gcra') {
+    throw new ConfigError(`pace needs a GCRA limiter (its schedule gives each unit a slot), got '${algorithm.name}'`);
+  }
+  const intervalMs = emissionIntervalMs(algorithm);
+  const paceIntervalMs = options.pace ? intervalMs : 0;
+  const jitterMs = options.jitterMs ?? (options.pace ? algorithm.horizonMs / 4 : intervalMs);
+  if (typeof jitterMs !== 'number' || !(jitterMs >= 0) || !Number.isFinite(jitterMs)) {
+    throw new ConfigError(`jitterMs must be a finite number ≥ 0, got ${String(jitterMs)}`);
+  }
+  const maxLatenessMs = options.maxLatenessMs ?? Number.POSITIVE_INFINITY;
+  if (typeof maxLatenessMs !== 'number' || !(maxLatenessMs >= 0)) {
+    throw new ConfigError(`maxLatenessMs must be a number ≥ 0, got ${String(maxLatenessMs)}`);
+  }
+  const now = options.clock ?? monotonicClock;
+  const queues = new Map<string, KeyQueue>();
+  const factors = new Map<string, number>();
+  const { pauses } = options;
+  let closed = false;
+
+  const ctx: QueueContext = {
+    limiter,
+    now,
+    paceIntervalMs,
+    horizonMs: algorithm.horizonMs,
+    refillUnits: Math.ceil(algorithm.limit / 2),
+    maxLatenessMs,
+    pausedForMs: pauses && ((key) => pauses.pausedForMs(key).catch(() => 0)),
+    jitterMs: () => Math.random() * jitterMs,
+    onIdle: (queue) => {
+      if (queues.get(queue.key) === queue && queue.pausedUntilMs <= now()) queues.delete(queue.key);
+    },
+  };
+  const queueOf = (key: string): KeyQueue => {
+    let queue = queues.get(key);
+    if (queue === undefined) {
+      queue = createKeyQueue(key);
+      queues.set(key, queue);
+    }
+    return queue;
+  };
+
+  return {
+    limiter,
+    ratePerMs: algorithm.limit / algorithm.horizonMs,
+    acquire(key, acquireOptions = {}) {
+      try {
+        checkKey(key);
+        const units = costOf(acquireOptions);
+        if (units > algorithm.limit) {
+          throw new CostOverLimitError(`cost ${units} exceeds the ${algorithm.limit} units '${key}' can ever hold`);
+        }
+        const maxWaitMs = acquireOptions.maxWaitMs ?? Number.POSITIVE_INFINITY;
+        if (typeof maxWaitMs !== 'number' || !(maxWaitMs >= 0)) {
+          throw new ConfigError(`maxWaitMs must be a number ≥ 0, got ${String(maxWaitMs)}`);
+        }
+        const { signal } = acquireOptions;
+        signal?.throwIfAborted();
+        if (closed) throw new AcquirerClosedError('the acquirer is closed');
+        const queue = queueOf(key);
+        if (queue.waiting.length >= maxQueueLength) {
+          throw new QueueFullError(`'${key}' already has ${maxQueueLength} waiters (maxQueueLength)`);
+        }
+        return enqueue(queue, units, now() + maxWaitMs, signal);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    waiting(key) {
+      const queue = queues.get(key);
+      return queue === undefined ? 0 : queue.waiting.length + queue.booked.size;
+    },
+    pause(key, durationMs) {
+      checkKey(key);
+      requireInteger('durationMs', durationMs, 0);
+      if (closed || durationMs === 0) return;
+      const queue = queueOf(key);
+      pauseQueue(ctx, queue, now() + durationMs);
+      pauseFleet(key, durationMs);
+      // The wake-up is re-timed to the end of the pause; an empty queue is kept until then (one
+      // unref'd timer), so that a waiter arriving meanwhile still waits for it.
+      clearTimeout(queue.wake);
+      queue.wake = undefined;
+      if (queue.waiting.length > 0) {
+        pump(ctx, queue);
+        return;
+      }
+      const idle = queue;
+      idle.wake = setTimeout(() => {
+        idle.wake = undefined;
+        if (idle.waiting.length > 0) pump(ctx, idle);
+        else settle(ctx, idle);
+      }, durationMs + 1).unref();
+    },
+    scale(key, factor) {
+      checkKey(key);
+      requireInteger('factor', factor);
+      if (factor <= (factors.get(key) ?? 1)) return;
+      factors.set(key, Math.min(factor, algorithm.limit));
+      const queue = queues.get(key);
+      if (queue !== undefined) repriceQueue(ctx, queue, (units) => priced(key, units));
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      for (const queue of queues.values()) {
+        clearTimeout(queue.wake);
+        queue.wake = undefined;
+        for (const waiter of [...queue.waiting, ...queue.booked]) {
+          withdraw(ctx, queue, waiter, new AcquirerClosedError('the acquirer was closed while waiting'));
+        }
+      }
+      queues.clear();
+    },
+  };
+
+  /** What `units` cost on `key` after the scale learned for it, at most what the key can hold. */
+  function priced(key: string, units: number): number {
+    return Math.min(units * (factors.get(key) ?? 1), Math.max(units, algorithm.limit));
+  }
+
+  function enqueue(queue: KeyQueue, units: number, deadlineMs: number, signal?: AbortSignal): Promise<Decision> {
+    const cost = priced(queue.key, units);
+    if (deadlineMs < queue.availableAtMs || deadlineMs < queue.pausedUntilMs) {
+      return Promise.reject(timeoutError(queue.key, cost, Math.max(queue.availableAtMs, queue.pausedUntilMs)));
+    }
+    return new Promise<Decision>((resolve, reject) => {
+      const waiter: Waiter = {
+        units,
+        cost,
+        deadlineMs,
+        resolve,
+        reject,
+        done: false,
+        timer: undefined,
+        booking: undefined,
+        detach: () => signal?.removeEventListener('abort', onAbort),
+      };
+      function onAbort() {
+        withdraw(ctx, queue, waiter, signal?.reason);
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      armDeadline(ctx, queue, waiter);
+      queue.waiting.push(waiter);
+      pump(ctx, queue);
+    });
+  }
+
+  function timeoutError(key: string, cost: number, availableAtMs: number) {
+    const retryAfterMs = Math.max(0, availableAtMs - now());
+    return new AcquireTimeoutError(
+      `acquire of ${cost} unit(s) on '${key}' would wait ${Math.ceil(retryAfterMs)} ms, past its maxWaitMs`,
+      retryAfterMs,
+    );
+  }
+
+  function pauseFleet(key: string, durationMs: number): void {
+    // Best effort: a store that cannot take the pause leaves the others to meet the upstream's next 429.
+    pauses?.pause(key, durationMs).catch(() => {});
+    const blocking = limiter as Limiter & Partial<Blocking>;
+    if (typeof blocking.block === 'function') blocking.block(key, durationMs).catch(() => {});
+  }
+}

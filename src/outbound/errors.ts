@@ -1,0 +1,39 @@
+import { SluiceError } from '../errors.js';
+
+/**
+ * Rejected by `acquire` when the units would not be granted within `maxWaitMs`. Decided as soon
+ * as it is known (from the store's `retryAfterMs`), not after waiting. Nothing was charged.
+ */
+export class AcquireTimeoutError extends SluiceError {
+  constructor(
+    message: string,
+    /** The wait the store announced when the call gave up (ms), or the budget that ran out. */
+    readonly retryAfterMs: number,
+  ) {
+    super('ERR_SLUICE_ACQUIRE_TIMEOUT', message);
+  }
+}
+
+/** Rejected by `acquire` when the key's queue already holds `maxQueueLength` waiters. Nothing was charged. */
+export class QueueFullError extends SluiceError {
+  constructor(message: string) {
+    super('ERR_SLUICE_QUEUE_FULL', message);
+  }
+}
+
+/**
+ * Rejected at once by `acquire` when the cost exceeds what the key can ever hold (the limiter's
+ * `algorithm.limit`: GCRA burst, bucket capacity, window limit), so no wait would admit it.
+ */
+export class CostOverLimitError extends SluiceError {
+  constructor(message: string) {
+    super('ERR_SLUICE_COST_OVER_LIMIT', message);
+  }
+}
+
+/** Rejected for every waiter still queued when the acquirer is closed. Nothing was charged for them. */
+export class AcquirerClosedError extends SluiceError {
+  constructor(message: string) {
+    super('ERR_SLUICE_ACQUIRER_CLOSED', message);
+  }
+}

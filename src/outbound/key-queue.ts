@@ -1,0 +1,353 @@
+import type { Decision } from '../decision.js';
+import type { Limiter } from '../limiter.js';
+import { AcquireTimeoutError, CostOverLimitError } from './errors.js';
+
+/** One call of `acquire` waiting for its units. */
+export interface Waiter {
+  /** Units asked for. */
+  readonly units: number;
+  /** Units charged for it: `units` times the key's learned scale, at most the limit. */
+  cost: number;
+  /** Local monotonic ms after which it must not be admitted; `Infinity` without `maxWaitMs`. */
+  readonly deadlineMs: number;
+  readonly resolve: (decision: Decision) => void;
+  readonly reject: (error: unknown) => void;
+  /** Set once the promise is settled or the waiter was taken off the queue by an abort. */
+  done: boolean;
+  /** The deadline timer while queued; the slot timer while booked (paced). */
+  timer: NodeJS.Timeout | undefined;
+  /** Paced: the admitting decision and its slot. */
+  booking: { decision: Decision; slot: Slot } | undefined;
+  /** Detaches the abort listener. */
+  detach: () => void;
+}
+
+/**
+ * When a unit may be released (local ms): not before `atMs`, from the store's reply; not after
+ * `latestMs`, the earliest the store may have decided plus the lateness allowed. Later, the slot is
+ * given up: a process that stalled must not send its units on top of the next slots.
+ */
+export interface Slot {
+  atMs: number;
+  latestMs: number;
+}
+
+/** What every key queue of one acquirer shares. */
+export interface QueueContext {
+  readonly limiter: Limiter;
+  readonly now: () => number;
+  /** Pacing: the emission interval (ms) each unit's slot is spread by; 0 when not paced. */
+  readonly paceIntervalMs: number;
+  /** Pacing: how far ahead (ms) the GCRA schedule can be booked (burst × emission interval). */
+  readonly horizonMs: number;
+  /** Pacing: units a wake-up waits to find free, so that each remote call books a batch of slots. */
+  readonly refillUnits: number;
+  /** Pacing: how late (ms) after its slot a unit may still be released. */
+  readonly maxLatenessMs: number;
+  /** Extra wait after a denial, drawn per wake-up, so a fleet's processes do not all call at the refill. */
+  readonly jitterMs: () => number;
+  /** Reads the fleet-wide pause of a key (ms left), once per wake-up; absent without a pause store. */
+  readonly pausedForMs: ((key: string) => Promise<number>) | undefined;
+  /** Called once a queue holds no waiter, no booking and no timer. */
+  readonly onIdle: (queue: KeyQueue) => void;
+}
+
+/**
+ * The waiters of one key in this process, first in first out. At most one remote call is in
+ * flight per key: a wake-up asks for the head's units; an admission hands them over and asks
+ * for the next head at once; a denial sets one timer from the store's `retryAfterMs`.
+ */
+export interface KeyQueue {
+  readonly key: string;
+  readonly waiting: Waiter[];
+  readonly booked: Set<Waiter>;
+  /** Local time before which nothing is asked for: a learned pause. */
+  pausedUntilMs: number;
+  /** Local time from which the store said the head could pass (last denial). */
+  availableAtMs: number;
+  /** Paced: local time at which the store's booked schedule ends (GCRA's TAT), as last seen. */
+  scheduleEndMs: number;
+  /** Paced: the earliest local time the next booked waiter may be released (the last release's slot ends). */
+  nextReleaseMs: number;
+  calling: boolean;
+  wake: NodeJS.Timeout | undefined;
+}
+
+export function createKeyQueue(key: string): KeyQueue {
+  return {
+    key,
+    waiting: [],
+    booked: new Set(),
+    pausedUntilMs: 0,
+    availableAtMs: 0,
+    scheduleEndMs: 0,
+    nextReleaseMs: 0,
+    calling: false,
+    wake: undefined,
+  };
+}
+
+/** Settles a waiter once, clearing its timer and abort listener. */
+export function finish(waiter: Waiter, outcome: { decision: Decision } | { error: unknown }): void {
+  if (waiter.done) return;
+  waiter.done = true;
+  clearTimeout(waiter.timer);
+  waiter.timer = undefined;
+  waiter.detach();
+  if ('decision' in outcome) waiter.resolve(outcome.decision);
+  else waiter.reject(outcome.error);
+}
+
+/** Takes a waiter off the queue (abort, deadline) and lets an empty queue go. */
+export function withdraw(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, error: unknown): void {
+  const at = queue.waiting.indexOf(waiter);
+  if (at !== -1) queue.waiting.splice(at, 1);
+  if (waiter.booking !== undefined) {
+    queue.booked.delete(waiter);
+    clearTimeout(waiter.timer);
+    const { booking } = waiter;
+    waiter.booking = undefined;
+    finish(waiter, { error });
+    handOver(ctx, queue, booking.decision, waiter.cost, booking.slot);
+  } else {
+    finish(waiter, { error });
+  }
+  settle(ctx, queue);
+}
+
+/** Clears the wake-up timer of a queue nobody waits on, and reports it idle. */
+export function settle(ctx: QueueContext, queue: KeyQueue): void {
+  if (queue.waiting.length > 0 || queue.calling) return;
+  clearTimeout(queue.wake);
+  queue.wake = undefined;
+  if (queue.booked.size === 0) ctx.onIdle(queue);
+}
+
+/** Starts a wake-up now unless one is in flight or timed. */
+export function pump(ctx: QueueContext, queue: KeyQueue): void {
+  if (queue.calling || queue.wake !== undefined) return;
+  queue.calling = true;
+  void drainQueue(ctx, queue);
+}
+
+/**
+ * Moves this key's local pause to `untilMs` (if later). Slots booked inside the pause are given
+ * up: their waiters go back to the head of the line and book again after it, where the store
+ * spaces them across the fleet (shifting the slots instead would bunch every process's first
+ * slot at the pause's end). The slots given up stay spent, as the upstream refused them anyway.
+ */
+export function pauseQueue(ctx: QueueContext, queue: KeyQueue, untilMs: number): void {
+  if (untilMs <= queue.pausedUntilMs) return;
+  queue.pausedUntilMs = untilMs;
+  forfeitBooked(ctx, queue, (slotMs) => slotMs < untilMs);
+}
+
+/**
+ * The key's calls now cost `costOf(units)` (an upstream announced a lower rate): queued waiters
+ * are repriced, and booked ones give up their slots (booked at the old spacing) to book again.
+ */
+export function repriceQueue(ctx: QueueContext, queue: KeyQueue, costOf: (units: number) => number): void {
+  forfeitBooked(ctx, queue, () => true);
+  for (const waiter of queue.waiting) waiter.cost = costOf(waiter.units);
+}
+
+function forfeitBooked(ctx: QueueContext, queue: KeyQueue, forfeits: (slotMs: number) => boolean): void {
+  const forfeited = [...queue.booked].filter((waiter) => waiter.booking && forfeits(waiter.booking.slot.atMs));
+  for (const waiter of forfeited) unbook(ctx, queue, waiter);
+  queue.waiting.unshift(...forfeited);
+}
+
+/** A booked waiter gives its slot up (it stays spent) and waits as it did before booking. */
+function unbook(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
+  queue.booked.delete(waiter);
+  waiter.booking = undefined;
+  clearTimeout(waiter.timer);
+  armDeadline(ctx, queue, waiter);
+}
+
+/** A waiter still queued at its deadline leaves, whatever the store said before. */
+export function armDeadline(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
+  if (!Number.isFinite(waiter.deadlineMs)) return;
+  waiter.timer = setTimeout(
+    () => timeOut(ctx, queue, waiter, Math.max(0, queue.availableAtMs - ctx.now())),
+    Math.max(0, waiter.deadlineMs - ctx.now()),
+  );
+}
+
+/** setTimeout's largest delay; longer ones would fire at once. A wake-up that early just asks again. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function scheduleWake(ctx: QueueContext, queue: KeyQueue, delayMs: number): void {
+  clearTimeout(queue.wake);
+  queue.wake = setTimeout(
+    () => {
+      queue.wake = undefined;
+      pump(ctx, queue);
+    },
+    Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(delayMs))),
+  );
+}
+
+/** One wake-up: admits heads while the store admits them, then sleeps until the store's retry. */
+async function drainQueue(ctx: QueueContext, queue: KeyQueue): Promise<void> {
+  try {
+    await admitWhileAllowed(ctx, queue);
+  } finally {
+    queue.calling = false;
+    // A waiter that arrived while this wake-up was ending found it busy: it is served now.
+    if (queue.waiting.length > 0 && queue.wake === undefined) pump(ctx, queue);
+    else settle(ctx, queue);
+  }
+}
+
+async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<void> {
+  if (ctx.pausedForMs !== undefined && queue.waiting.length > 0) {
+    const pausedMs = await ctx.pausedForMs(queue.key);
+    if (pausedMs > 0) pauseQueue(ctx, queue, ctx.now() + pausedMs);
+  }
+  for (;;) {
+    const head = queue.waiting[0];
+    if (head === undefined) return;
+    const nowMs = ctx.now();
+    if (queue.pausedUntilMs > nowMs) return scheduleWake(ctx, queue, queue.pausedUntilMs - nowMs);
+    if (ctx.paceIntervalMs > 0 && queue.scheduleEndMs - head.cost * ctx.paceIntervalMs > head.deadlineMs) {
+      // The booked schedule only grows, so this slot is already later than the waiter can wait.
+      timeOut(ctx, queue, head, queue.scheduleEndMs - nowMs);
+      continue;
+    }
+    const askedMs = ctx.now();
+    let decision: Decision;
+    try {
+      decision = await ctx.limiter.limit(queue.key, { cost: head.cost });
+    } catch (error) {
+      // The store could not decide: this waiter gets the error, the next one gets a fresh call.
+      if (queue.waiting[0] === head) queue.waiting.shift();
+      finish(head, { error });
+      continue;
+    }
+    const repliedMs = ctx.now();
+    if (decision.allowed) {
+      if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
+      const slot = slotOf(ctx, decision, head.cost, askedMs, repliedMs);
+      if (queue.waiting[0] === head) {
+        queue.waiting.shift();
+        admit(ctx, queue, head, decision, slot);
+      } else {
+        // The head was aborted while its call was in flight: its units go to the next waiter or back.
+        handOver(ctx, queue, decision, head.cost, slot);
+      }
+      const next = queue.waiting[0];
+      if (ctx.paceIntervalMs > 0 && next !== undefined && decision.remaining < next.cost) {
+        // Known without asking: the schedule is full. Sleep until a batch of slots is free again.
+        return scheduleWake(ctx, queue, refillWaitMs(ctx, decision, next.cost) + ctx.jitterMs());
+      }
+      continue;
+    }
+    if (!Number.isFinite(decision.retryAfterMs)) {
+      if (queue.waiting[0] === head) queue.waiting.shift();
+      finish(head, { error: new CostOverLimitError(`cost ${head.cost} can never be admitted on '${queue.key}'`) });
+      continue;
+    }
+    if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
+    queue.availableAtMs = repliedMs + decision.retryAfterMs;
+    // Nobody behind the head can pass before it: whoever cannot wait that long is told now.
+    for (const waiter of [...queue.waiting]) {
+      if (waiter.deadlineMs < queue.availableAtMs) timeOut(ctx, queue, waiter, decision.retryAfterMs);
+    }
+    if (queue.waiting.length === 0) return;
+    const waitMs = ctx.paceIntervalMs > 0 ? refillWaitMs(ctx, decision, head.cost) : decision.retryAfterMs;
+    return scheduleWake(ctx, queue, waitMs + ctx.jitterMs());
+  }
+}
+
+/**
+ * GCRA: a booking of `cost` fits once the schedule's end (now + `resetAfterMs`) is within the
+ * horizon minus `cost` slots; waiting for `refillUnits` slots instead makes one call book many.
+ */
+function refillWaitMs(ctx: QueueContext, decision: Decision, cost: number): number {
+  const units = Math.max(cost, ctx.refillUnits);
+  return Math.max(decision.retryAfterMs, decision.resetAfterMs + units * ctx.paceIntervalMs - ctx.horizonMs);
+}
+
+function timeOut(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, retryAfterMs: number): void {
+  const error = new AcquireTimeoutError(
+    `acquire of ${waiter.cost} unit(s) on '${queue.key}' would wait ${Math.ceil(retryAfterMs)} ms, past its maxWaitMs`,
+    retryAfterMs,
+  );
+  withdraw(ctx, queue, waiter, error);
+}
+
+/**
+ * Paced: the store decided somewhere between asking and the reply, so the unit's slot (its place
+ * in GCRA's schedule, `resetAfterMs − cost × T` after the decision) lies between the two readings.
+ */
+function slotOf(ctx: QueueContext, decision: Decision, cost: number, askedMs: number, repliedMs: number): Slot {
+  if (ctx.paceIntervalMs === 0) return { atMs: repliedMs, latestMs: Number.POSITIVE_INFINITY };
+  const aheadMs = Math.max(0, decision.resetAfterMs - cost * ctx.paceIntervalMs);
+  return { atMs: repliedMs + aheadMs, latestMs: askedMs + aheadMs + ctx.maxLatenessMs };
+}
+
+/** Resolves a waiter now, or (paced) at its slot. */
+function admit(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, decision: Decision, slot: Slot): void {
+  clearTimeout(waiter.timer);
+  waiter.timer = undefined;
+  if (ctx.paceIntervalMs === 0) {
+    finish(waiter, { decision });
+    return;
+  }
+  waiter.booking = { decision, slot };
+  queue.booked.add(waiter);
+  const delayMs = slot.atMs - ctx.now();
+  // Booked past its deadline: this waiter is told at once and the slot is handed on.
+  if (slot.atMs > waiter.deadlineMs) {
+    timeOut(ctx, queue, waiter, delayMs);
+    return;
+  }
+  if (delayMs <= 0) {
+    release(ctx, queue, waiter);
+    return;
+  }
+  waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(delayMs));
+}
+
+function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
+  const booking = waiter.booking;
+  if (booking === undefined) return;
+  const nowMs = ctx.now();
+  if (nowMs > booking.slot.latestMs) {
+    // Too late for its slot (this process stalled, or the store's reply was slow): book again.
+    unbook(ctx, queue, waiter);
+    queue.waiting.unshift(waiter);
+    pump(ctx, queue);
+    return;
+  }
+  // Two timers that fire late together would release a burst: this process keeps its own releases T apart.
+  if (queue.nextReleaseMs > nowMs) {
+    waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(queue.nextReleaseMs - nowMs));
+    return;
+  }
+  queue.nextReleaseMs = nowMs + waiter.cost * ctx.paceIntervalMs;
+  queue.booked.delete(waiter);
+  waiter.booking = undefined;
+  waiter.timer = undefined;
+  finish(waiter, { decision: booking.decision });
+  settle(ctx, queue);
+}
+
+/**
+ * Units admitted for a waiter that left: the first queued waiter they cover (cost, deadline)
+ * takes them, keeping its place in line; otherwise they are refunded where the limiter can take
+ * a refund and not paced. A paced slot is never refunded: moving GCRA's schedule back would put two
+ * later units in one slot, so a slot nobody takes stays spent (the fleet sends one call fewer).
+ */
+function handOver(ctx: QueueContext, queue: KeyQueue, decision: Decision, units: number, slot: Slot): void {
+  const heir = queue.waiting.find((waiter) => waiter.cost <= units && waiter.deadlineMs >= slot.atMs);
+  if (heir !== undefined) {
+    queue.waiting.splice(queue.waiting.indexOf(heir), 1);
+    admit(ctx, queue, heir, decision, slot);
+    return;
+  }
+  if (ctx.paceIntervalMs > 0 || ctx.limiter.refund === undefined) return;
+  // Best effort: a refund that fails leaves the units spent, which only ever under-admits.
+  ctx.limiter.refund(queue.key, units).catch(() => {});
+}

@@ -1,0 +1,74 @@
+import type { Limiter } from '../limiter.js';
+import { type Acquirer, createAcquirer } from './acquirer.js';
+import { learnFromUpstream, type UpstreamResponse } from './upstream.js';
+
+/** Options of {@link throttle}; each function option receives the call's arguments. */
+export interface ThrottleOptions<A extends unknown[], R> {
+  /** Where calls wait: an {@link Acquirer}, or a limiter (which then gets one default acquirer per process). */
+  limiter: Acquirer | Limiter;
+  /** The key every call acquires from (e.g. the upstream's name), or a function of the arguments. */
+  key: string | ((...args: A) => string);
+  /** Units per call (default 1), or a function of the arguments. */
+  cost?: number | ((...args: A) => number);
+  /** Longest wait (ms) for a call's units; see {@link Acquirer.acquire}. */
+  maxWaitMs?: number;
+  /** The call's `AbortSignal`, e.g. from a `fetch` init among the arguments. */
+  signal?: (...args: A) => AbortSignal | undefined;
+  /**
+   * The upstream's response within the result (a `fetch` `Response` is one as it is): its 429s,
+   * `Retry-After` and RateLimit headers then pause the key fleet-wide and lower its rate.
+   */
+  response?: (result: R) => UpstreamResponse | undefined;
+}
+
+const defaultAcquirers = new WeakMap<Limiter, Acquirer>();
+
+function acquirerOf(limiter: Acquirer | Limiter): Acquirer {
+  if ('acquire' in limiter) return limiter;
+  let acquirer = defaultAcquirers.get(limiter);
+  if (acquirer === undefined) {
+    acquirer = createAcquirer(limiter);
+    defaultAcquirers.set(limiter, acquirer);
+  }
+  return acquirer;
+}
+
+/**
+ * Wraps an async function so every call first acquires its units (waiting, with the same
+ * cancellation, deadline and errors as {@link Acquirer.acquire}), then runs. The wrapper has
+ * the function's own parameter and result types.
+ *
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { createAcquirer, throttle } from 'sluice/outbound';
+ *
+ * const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000, burst: 5 }) });
+ * const getJson = throttle((url: string, init?: RequestInit) => fetch(url, init), {
+ *   limiter: createAcquirer(limiter, { pace: true }),
+ *   key: 'partner-api',
+ *   signal: (_url, init) => init?.signal ?? undefined,
+ *   response: (res) => res,
+ * });
+ * const res: Response = await getJson('http://127.0.0.1:8080/items');
+ * ```
+ */
+export function throttle<A extends unknown[], R>(
+  fn: (...args: A) => Promise<R>,
+  options: ThrottleOptions<A, R>,
+): (...args: A) => Promise<R> {
+  const acquirer = acquirerOf(options.limiter);
+  const { key, cost, maxWaitMs, signal, response } = options;
+  return async (...args: A): Promise<R> => {
+    const callKey = typeof key === 'function' ? key(...args) : key;
+    await acquirer.acquire(callKey, {
+      cost: typeof cost === 'function' ? cost(...args) : cost,
+      maxWaitMs,
+      signal: signal?.(...args),
+    });
+    const result = await fn(...args);
+    const seen = response?.(result);
+    if (seen !== undefined) learnFromUpstream(acquirer, callKey, seen);
+    return result;
+  };
+}

@@ -1,0 +1,75 @@
+import { type HeaderReader, parseRateLimitHeaders, parseRetryAfter } from '../http/headers.js';
+import type { Acquirer } from './acquirer.js';
+
+/**
+ * Response headers as `fetch`'s `Headers` (anything with `get`) or Node's `IncomingHttpHeaders`
+ * (a record with lower-case names).
+ */
+export type HeaderSource =
+  | { get(name: string): string | null }
+  | Readonly<Record<string, string | readonly string[] | number | undefined>>;
+
+/** What a throttled call's response says about the upstream's limit. */
+export interface UpstreamResponse {
+  status: number;
+  headers: HeaderSource;
+}
+
+/** What Sluice takes from one upstream response. */
+export interface UpstreamSignal {
+  /** How long (ms) the upstream asked every caller to stop; 0 when it did not. */
+  pauseMs: number;
+  /** The lowest rate (units per ms) the upstream announced, when it announced one. */
+  ratePerMs: number | undefined;
+}
+
+/** A 429 or 503 that names no wait pauses this long. */
+const DEFAULT_PAUSE_MS = 1000;
+
+function readerOf(headers: HeaderSource): HeaderReader {
+  if (typeof headers.get === 'function') {
+    const source = headers as { get(name: string): string | null };
+    return (name) => source.get(name) ?? undefined;
+  }
+  const record = headers as Readonly<Record<string, string | readonly string[] | number | undefined>>;
+  return (name) => {
+    const value = record[name];
+    // A repeated header is ambiguous: treated as absent, as any malformed value.
+    return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
+  };
+}
+
+/**
+ * Reads a response: a 429 (or 503) pauses for its `Retry-After`, else until the reset of an
+ * exhausted limit, else 1 s; any response announcing a limit with `remaining` 0 pauses until its
+ * reset; the announced quota ÷ window gives the upstream's rate. Parsed by `sluice/http`'s own
+ * header module, so what Sluice writes it reads; malformed values count as absent.
+ */
+export function readUpstream(response: UpstreamResponse, epochNowMs: number): UpstreamSignal {
+  const read = readerOf(response.headers);
+  const limits = parseRateLimitHeaders(read, epochNowMs);
+  const resets = limits.filter((limit) => limit.remaining === 0).map((limit) => (limit.resetSeconds ?? 0) * 1000);
+  const exhaustedMs = resets.length > 0 ? Math.max(...resets) : undefined;
+  const refused = response.status === 429 || response.status === 503;
+  const pauseMs = refused
+    ? (parseRetryAfter(read('retry-after'), epochNowMs) ?? exhaustedMs ?? DEFAULT_PAUSE_MS)
+    : (exhaustedMs ?? 0);
+  const rates = limits.flatMap((limit) =>
+    limit.quota !== undefined && limit.windowSeconds !== undefined ? [limit.quota / (limit.windowSeconds * 1000)] : [],
+  );
+  return { pauseMs, ratePerMs: rates.length > 0 ? Math.min(...rates) : undefined };
+}
+
+/**
+ * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait, and
+ * honours an announced rate lower than the limiter's by charging more units per call (never a
+ * higher one: the limiter's own limit stays the ceiling).
+ */
+export function learnFromUpstream(acquirer: Acquirer, key: string, response: UpstreamResponse): UpstreamSignal {
+  const signal = readUpstream(response, Date.now());
+  if (signal.pauseMs > 0) acquirer.pause(key, Math.ceil(signal.pauseMs));
+  if (signal.ratePerMs !== undefined && signal.ratePerMs < acquirer.ratePerMs) {
+    acquirer.scale(key, Math.ceil(acquirer.ratePerMs / signal.ratePerMs));
+  }
+  return signal;
+}

@@ -1,0 +1,53 @@
+import type { Decision, Limiter, LimitOptions } from '../../../src/index.js';
+
+/** A real limiter, decorated to count what passes through it: calls, units charged and refunded. */
+export interface Counted {
+  limiter: Limiter;
+  /** `limit` calls made. */
+  calls: number;
+  /** Units admitted minus units refunded. */
+  charged: number;
+}
+
+export function counting(inner: Limiter): Counted {
+  const counted: Counted = {
+    calls: 0,
+    charged: 0,
+    limiter: {
+      algorithm: inner.algorithm,
+      async limit(key: string, options?: LimitOptions): Promise<Decision> {
+        counted.calls++;
+        const decision = await inner.limit(key, options);
+        if (decision.allowed) counted.charged += options?.cost ?? 1;
+        return decision;
+      },
+      peek: (key) => inner.peek(key),
+      reset: (key) => inner.reset(key),
+      close: () => inner.close(),
+      ...(inner.refund && {
+        async refund(key: string, units: number) {
+          await inner.refund?.(key, units);
+          counted.charged -= units;
+        },
+      }),
+    },
+  };
+  return counted;
+}
+
+/** Timers alive in this process (`process.getActiveResourcesInfo()`), to prove none was left behind. */
+export function liveTimers(): number {
+  return process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+}
+
+/** Most entries of sorted `times` (ms) inside any half-open window of `windowMs`. */
+export function maxInWindow(times: readonly number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end++) {
+    while ((sorted[end] as number) - (sorted[start] as number) >= windowMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}

@@ -1,0 +1,61 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryLimiter, gcra } from '../../src/index.js';
+import { AcquireTimeoutError, createAcquirer, throttle } from '../../src/outbound/index.js';
+import { counting } from './support/counting.js';
+
+/** A real HTTP server answering each request with the status and headers named in its query. */
+const server = createServer((request, response) => {
+  const query = new URL(request.url ?? '/', 'http://x').searchParams;
+  const headers = Object.fromEntries([...query].filter(([name]) => name !== 'status'));
+  response.writeHead(Number(query.get('status') ?? 200), headers).end();
+});
+let base = '';
+beforeAll(async () => {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+afterAll(() => server.close());
+
+function throttledFetch() {
+  const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 20, periodMs: 1000 }) }));
+  const acquirer = createAcquirer(counted.limiter);
+  const call = throttle((query: string) => fetch(`${base}?${query}`), {
+    limiter: acquirer,
+    key: 'api',
+    response: (res) => res,
+  });
+  return { counted, acquirer, call };
+}
+
+describe('throttle learning from real responses', () => {
+  it('honours an announced rate lower than the limiter’s by charging more per call, never a higher one', async () => {
+    const { counted, acquirer, call } = throttledFetch();
+    await call(`RateLimit-Policy=${encodeURIComponent('"api";q=1000;w=1')}`);
+    await call('');
+    expect(counted.charged).toBe(2);
+    // 5 per second announced against 20 configured: 4 units per call from now on.
+    await call(`RateLimit-Policy=${encodeURIComponent('"api";q=5;w=1')}`);
+    await call('');
+    expect(counted.charged).toBe(2 + 1 + 4);
+    acquirer.close();
+  });
+
+  it('a 429 with Retry-After pauses the key: a waiter that cannot wait that long is refused at once', async () => {
+    const { counted, acquirer, call } = throttledFetch();
+    const res = await call('status=429&Retry-After=30');
+    expect(res.status).toBe(429);
+    const calls = counted.calls;
+    await expect(acquirer.acquire('api', { maxWaitMs: 1000 })).rejects.toBeInstanceOf(AcquireTimeoutError);
+    expect(counted.calls).toBe(calls);
+    // A malformed Retry-After is absent: a 429 then pauses for the default 1 s, not "forever".
+    const other = throttledFetch();
+    await other.call('status=429&Retry-After=soon');
+    await expect(other.acquirer.acquire('api', { maxWaitMs: 5000 })).resolves.toMatchObject({ allowed: true });
+    acquirer.close();
+    other.acquirer.close();
+  });
+});
