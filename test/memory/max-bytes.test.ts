@@ -58,27 +58,27 @@ describe('memory store bytes', () => {
     expect(limiter.bytes).toBeGreaterThan(8_000_000);
   });
 
-  it('maxBytes bounds the keys of a fixed-size algorithm too (16 bytes a GCRA key)', () => {
+  it('maxBytes bounds the keys of a fixed-size algorithm too (9 bytes a GCRA key)', () => {
     const limiter = createMemoryLimiter({
       algorithm: gcra({ limit: 1, periodMs: 60_000 }),
-      maxBytes: 16 * 100,
+      maxBytes: 9 * 100,
       clock: () => 0,
       pruneIntervalMs: 0,
     });
     for (let i = 0; i < 1000; i++) limiter.limitSync(`k${i}`);
     expect(limiter.size).toBe(100);
-    expect(limiter.bytes).toBe(1600);
+    expect(limiter.bytes).toBe(900);
     expect(limiter.limitSync('k999').allowed).toBe(false);
   });
 
   it('rejects a maxBytes below one key at its largest, naming maxBytes', () => {
-    // 8 × (limit + 2) bytes of timestamps and header, and a slot's 8 bytes of recency links.
-    const largest = 8 * (1_000_000 + 2) + 8;
+    // 8 × (limit + 2) bytes of timestamps and header, and a slot's recency byte.
+    const largest = 8 * (1_000_000 + 2) + 1;
     expect(() => createMemoryLimiter({ algorithm: bigLog(), maxBytes: largest - 1 })).toThrow(ConfigError);
     expect(() => createMemoryLimiter({ algorithm: bigLog(), maxBytes: largest - 1 })).toThrow(/^maxBytes/);
-    expect(createMemoryLimiter({ algorithm: bigLog(), maxBytes: largest }).bytes).toBe(8);
-    expect(() => createMemoryLimiter({ algorithm: gcra({ limit: 1, periodMs: 1000 }), maxBytes: 15 })).toThrow(
-      /maxBytes must be an integer in 16\.\./,
+    expect(createMemoryLimiter({ algorithm: bigLog(), maxBytes: largest }).bytes).toBe(1);
+    expect(() => createMemoryLimiter({ algorithm: gcra({ limit: 1, periodMs: 1000 }), maxBytes: 8 })).toThrow(
+      /maxBytes must be an integer in 9\.\./,
     );
   });
 });

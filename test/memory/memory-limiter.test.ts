@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ConfigError, createMemoryLimiter, gcra } from '../../src/index.js';
+import { ConfigError, createMemoryLimiter, gcra, InvalidKeyError } from '../../src/index.js';
 
 function setup(options: { limit: number; periodMs: number; burst?: number; maxKeys?: number }) {
   let nowMs = 0;
@@ -120,6 +120,49 @@ describe('bounded memory store', () => {
     expect(limiter.limitSync('stranger', { cost: 2 }).allowed).toBe(false);
     expect(limiter.size).toBe(1);
     expect(limiter.limitSync('held').allowed).toBe(false);
+  });
+});
+
+describe('per-decision work', () => {
+  type WellFormed = { isWellFormed(): boolean };
+  const proto = String.prototype as unknown as WellFormed;
+
+  /** Calls of `String.prototype.isWellFormed` (the key check's scan) while `run` runs. */
+  function keyScans(run: () => void): number {
+    const spy = vi.spyOn(proto, 'isWellFormed');
+    try {
+      run();
+      return spy.mock.calls.length;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it('checks a key once, when it goes in, not on every decision for it', () => {
+    const { limiter } = setup({ limit: 1_000_000, periodMs: 1000 });
+    expect(keyScans(() => limiter.limitSync('held'))).toBe(1);
+    expect(
+      keyScans(() => {
+        for (let i = 0; i < 1000; i++) limiter.limitSync('held');
+      }),
+    ).toBe(0);
+    // A stranger is still checked on every call, and a bad one still throws.
+    expect(keyScans(() => limiter.limitSync('other'))).toBe(1);
+    expect(() => limiter.limitSync('bad\ud800')).toThrow(InvalidKeyError);
+    expect(() => limiter.limitSync('')).toThrow(InvalidKeyError);
+  });
+});
+
+describe('CLOCK eviction', () => {
+  it('keeps a key used since the eviction hand last passed it, evicting an unused one', () => {
+    const { limiter } = setup({ limit: 1, periodMs: 60_000, maxKeys: 3 });
+    for (const key of ['A', 'B', 'C']) limiter.limitSync(key);
+    limiter.limitSync('D'); // full: the hand clears every mark, then takes A
+    limiter.limitSync('B'); // B is used again (denied: it holds its unit)
+    limiter.limitSync('E'); // the hand, now at B, spares it and takes C
+    expect(limiter.size).toBe(3);
+    expect(limiter.limitSync('B').allowed).toBe(false); // still held
+    expect(limiter.limitSync('C').allowed).toBe(true); // evicted, so fresh
   });
 });
 

@@ -20,13 +20,13 @@ export interface MemoryLimiterOptions {
   algorithm: Algorithm;
   /**
    * Most keys held at once (keys are often attacker-controlled, so the store is bounded).
-   * When full, expired state goes first, then the least recently used key, whose next
-   * request then starts fresh. Default 100,000.
+   * When full, expired state goes first, then a key unused for a while (CLOCK, approximating
+   * least recently used), whose next request then starts fresh. Default 100,000.
    */
   maxKeys?: number;
   /**
    * Most bytes of state held at once, evicting as `maxKeys` does when a new key or a growing
-   * log would pass it. Counts the typed arrays holding state (`8 × slots + 8` bytes per key
+   * log would pass it. Counts the typed arrays holding state (`8 × slots + 1` bytes per key
    * slot of a fixed-size algorithm; a sliding-window log's own array, growing by doubling up to
    * `8 × (limit + 2)` bytes); keys themselves add at most `maxKeys × ~1.1 KB` of heap.
    * Default 64 MiB, or `maxKeys` keys of a fixed-size algorithm if more. At least one key's
@@ -98,16 +98,19 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   const stateOf = (slot: number): Float64Array => (growth ? (table.own(slot) as Float64Array) : table.state);
   const offsetOf = (slot: number): number => slot * width;
 
+  // A key the table holds was checked when it went in, so only a stranger is checked: one
+  // Map lookup, no scan of the key, on the path a busy key takes.
   const decide = growth
     ? (key: string, cost: number): Decision => {
-        checkKey(key);
-        return decideGrowing(algorithm, growth, table, scratch, key, cost, readClock(clock));
+        const slot = table.find(key);
+        if (slot === -1) checkKey(key);
+        return decideGrowing(algorithm, growth, table, scratch, key, slot, cost, readClock(clock));
       }
     : (key: string, cost: number): Decision => {
+        const slot = table.find(key);
+        if (slot !== -1) return algorithm.decide(table.state, slot * width, readClock(clock), cost, true);
         checkKey(key);
         const nowMs = readClock(clock);
-        const slot = table.find(key);
-        if (slot !== -1) return algorithm.decide(table.state, slot * width, nowMs, cost, true);
         scratch.fill(0);
         const decision = algorithm.decide(scratch, 0, nowMs, cost, true);
         if (decision.allowed && cost > 0) {
@@ -116,7 +119,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
         }
         return decision;
       };
-  const limitSync = (key: string, limitOptions?: LimitOptions): Decision => decide(key, costOf(limitOptions));
+  const limitSync = (key: string, limitOptions?: LimitOptions): Decision =>
+    decide(key, limitOptions === undefined ? 1 : costOf(limitOptions));
   const peekSync = (key: string): Decision => {
     checkKey(key);
     const nowMs = readClock(clock);
@@ -181,7 +185,14 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     limitSync,
     peekSync,
     resetSync,
-    limit: (key, limitOptions) => settle(() => limitSync(key, limitOptions)),
+    limit(key, limitOptions) {
+      // Inline rather than through settle(): no closure per decision on the awaited path.
+      try {
+        return Promise.resolve(limitSync(key, limitOptions));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
     peek: (key) => settle(() => peekSync(key)),
     reset: (key) => settle(() => resetSync(key)),
     ...(refund && { refund: (key: string, units: number) => settle(() => refundSync(key, units)) }),
@@ -205,10 +216,10 @@ function decideGrowing(
   table: SlotTable,
   fresh: Float64Array,
   key: string,
+  slot: number,
   cost: number,
   nowMs: number,
 ): Decision {
-  const slot = table.find(key);
   const state = slot === -1 ? fresh : (table.own(slot) as Float64Array);
   const size = growth.sizeFor(state, 0, nowMs, cost);
   if (slot !== -1 && size <= state.length) return algorithm.decide(state, 0, nowMs, cost, true);

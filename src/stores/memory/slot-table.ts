@@ -1,13 +1,17 @@
 /**
- * A bounded key → state table laid out for speed and small size, after lru-cache: one
- * `Map<string, slot>`, the state of every key in one `Float64Array` (`width` numbers per slot),
- * and the recency list as two `Uint32Array`s of slot links. No per-key objects, no timers.
+ * A bounded key → state table laid out for speed and small size: one `Map<string, slot>`, the
+ * state of every key in one `Float64Array` (`width` numbers per slot), and one recency byte per
+ * slot. No per-key objects, no timers.
  * A state that grows with what its key holds (the sliding-window log) is instead one
  * `Float64Array` per key (`width` 0), sized by the caller through {@link SlotTable.setOwn}.
  *
  * Bounded twice: at most `maxKeys` keys, and at most `maxBytes` bytes of typed arrays. Slots
  * grow by doubling within both. When either bound would be passed, expired state goes first
- * (a key whose state is fresh again holds no information), then the least recently used key.
+ * (a key whose state is fresh again holds no information), then a key not used since the clock
+ * hand last passed it (CLOCK, the second-chance approximation of least recently used).
+ *
+ * CLOCK, not an exact recency list: a lookup then writes one byte instead of relinking a list,
+ * whose links cost 8 bytes a key and, over many keys, cache misses at both neighbours.
  */
 export interface SlotTable {
   /** Keys held now. */
@@ -16,7 +20,7 @@ export interface SlotTable {
   readonly bytes: number;
   /** The shared state array; slot s starts at `s * width`. Replaced when the table grows. */
   readonly state: Float64Array;
-  /** The slot of `key`, marked most recently used, or −1. */
+  /** The slot of `key`, marked used, or −1. */
   find(key: string): number;
   /** A slot for a key not in the table, evicting if full; its state is the caller's to write. */
   insert(key: string, nowMs: number): number;
@@ -25,7 +29,7 @@ export interface SlotTable {
   /** Gives slot `s` the state `state`, first evicting other keys until it fits in `maxBytes`. */
   setOwn(s: number, state: Float64Array, nowMs: number): void;
   delete(key: string): boolean;
-  /** Drops expired keys from the least recently used end; returns how many. */
+  /** Drops every expired key; returns how many. */
   prune(nowMs: number): number;
 }
 
@@ -40,15 +44,14 @@ export interface SlotTableOptions {
   freshAtMs: (state: Float64Array, offset: number) => number;
 }
 
-const NONE = 0xffffffff;
 const EVICTION_SCAN = 16;
 const INITIAL_NUMBERS = 8192;
-/** Two Uint32 recency links. */
-const LINK_BYTES = 8;
+/** One Uint8 "used since the hand passed" mark. */
+const RECENCY_BYTES = 1;
 
-/** Bytes one slot reserves in a table of `width` (its links and its share of the shared array). */
+/** Bytes one slot reserves in a table of `width` (its recency mark and its share of the shared array). */
 export function slotBytes(width: number): number {
-  return 8 * width + LINK_BYTES;
+  return 8 * width + RECENCY_BYTES;
 }
 
 export function createSlotTable(options: SlotTableOptions): SlotTable {
@@ -64,12 +67,10 @@ export function createSlotTable(options: SlotTableOptions): SlotTable {
   const owned: (Float64Array | undefined)[] = [];
   let ownedBytes = 0;
   let state = new Float64Array(capacity * width);
-  // Doubly linked recency list: head is the most recently used slot, tail the least.
-  let newer = new Uint32Array(capacity);
-  let older = new Uint32Array(capacity);
-  let head = NONE;
-  let tail = NONE;
-  let used = 0; // slots ever handed out; below it, free slots are on `free`
+  // 1 when the slot's key was used since the clock hand last passed it.
+  let used = new Uint8Array(capacity);
+  let hand = 0;
+  let handedOut = 0; // slots ever handed out; below it, free slots are on `free`
   const free: number[] = [];
 
   const freshAt = (s: number): number => {
@@ -77,25 +78,10 @@ export function createSlotTable(options: SlotTableOptions): SlotTable {
     const own = owned[s];
     return own === undefined ? 0 : freshAtMs(own, 0);
   };
-  const unlink = (s: number): void => {
-    const n = newer[s] as number;
-    const o = older[s] as number;
-    if (n === NONE) head = o;
-    else older[n] = o;
-    if (o === NONE) tail = n;
-    else newer[o] = n;
-  };
-  const pushHead = (s: number): void => {
-    newer[s] = NONE;
-    older[s] = head;
-    if (head === NONE) tail = s;
-    else newer[head] = s;
-    head = s;
-  };
   const remove = (s: number): void => {
-    unlink(s);
     slotOf.delete(keys[s] as string);
     keys[s] = undefined;
+    used[s] = 0;
     const own = owned[s];
     if (own !== undefined) {
       ownedBytes -= own.byteLength;
@@ -108,27 +94,32 @@ export function createSlotTable(options: SlotTableOptions): SlotTable {
     const nextState = new Float64Array(capacity * width);
     nextState.set(state);
     state = nextState;
-    const nextNewer = new Uint32Array(capacity);
-    nextNewer.set(newer);
-    newer = nextNewer;
-    const nextOlder = new Uint32Array(capacity);
-    nextOlder.set(older);
-    older = nextOlder;
+    const nextUsed = new Uint8Array(capacity);
+    nextUsed.set(used);
+    used = nextUsed;
   };
-  // Expired state anywhere near the old end goes before a live key: look a few slots deep.
-  // Never `keep`, the slot being decided.
+  // Expired state a few slots ahead of the hand goes before a live key; else the first key the
+  // hand finds unused since its last pass (marks it passes are cleared). Never `keep`, the slot
+  // being decided, nor a free slot. Ends within two turns: some other key is held.
   const victim = (nowMs: number, keep: number): number => {
-    let s = tail;
-    for (let depth = 0; depth < EVICTION_SCAN && s !== NONE; depth++, s = newer[s] as number) {
-      if (s !== keep && freshAt(s) <= nowMs) return s;
+    for (let i = 0, s = hand; i < EVICTION_SCAN && i < handedOut; i++, s = s + 1 === handedOut ? 0 : s + 1) {
+      if (s !== keep && keys[s] !== undefined && freshAt(s) <= nowMs) return s;
     }
-    return tail === keep ? (newer[tail] as number) : tail;
+    for (;;) {
+      const s = hand;
+      hand = hand + 1 === handedOut ? 0 : hand + 1;
+      if (s === keep || keys[s] === undefined) continue;
+      if (used[s] === 0) return s;
+      used[s] = 0;
+    }
   };
   const prune = (nowMs: number): number => {
     let dropped = 0;
-    while (tail !== NONE && freshAt(tail) <= nowMs) {
-      remove(tail);
-      dropped++;
+    for (let s = 0; s < handedOut; s++) {
+      if (keys[s] !== undefined && freshAt(s) <= nowMs) {
+        remove(s);
+        dropped++;
+      }
     }
     return dropped;
   };
@@ -146,22 +137,17 @@ export function createSlotTable(options: SlotTableOptions): SlotTable {
     find(key) {
       const s = slotOf.get(key);
       if (s === undefined) return -1;
-      if (s !== head) {
-        unlink(s);
-        pushHead(s);
-      }
+      // Read first: a mark already set costs no store, so its cache line stays clean.
+      if (used[s] === 0) used[s] = 1;
       return s;
     },
     insert(key, nowMs) {
-      if (slotOf.size >= mostSlots) {
-        if (prune(nowMs) === 0) remove(victim(nowMs, NONE));
-      } else if (free.length === 0 && used === capacity) {
-        grow();
-      }
-      const s = free.pop() ?? used++;
+      if (slotOf.size >= mostSlots) remove(victim(nowMs, -1));
+      else if (free.length === 0 && handedOut === capacity) grow();
+      const s = free.pop() ?? handedOut++;
       keys[s] = key;
       slotOf.set(key, s);
-      pushHead(s);
+      used[s] = 1;
       return s;
     },
     own: (s) => owned[s],
