@@ -10,5 +10,12 @@ export {
 } from './stores/redis/client.js';
 export { CLUSTER_SLOTS, keySlot } from './stores/redis/keyslot.js';
 export { createRedisLimiter, type RedisLimiterOptions } from './stores/redis/redis-limiter.js';
-export { defineScript, type LuaScript, runScript, type ScriptClient } from './stores/redis/script.js';
+export {
+  type ClientWrapper,
+  defineScript,
+  type LuaScript,
+  runScript,
+  type ScriptClient,
+  type StoreOperation,
+} from './stores/redis/script.js';
 export { createShardedLimiter, type ShardedLimiterOptions } from './stores/redis/shard.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigError, StoreUnavailableError } from '../errors.js';
 import { toScriptClient } from '../stores/redis/client.js';
-import { runScript } from '../stores/redis/script.js';
+import { type ClientWrapper, runScript } from '../stores/redis/script.js';
 import { heartbeatScript } from '../stores/redis/scripts/heartbeat.js';
-import { orDefault, requireDurationMs, requireInteger, requireOptions } from '../validate.js';
+import { orDefault, requireDurationMs, requireFunction, requireInteger, requireOptions } from '../validate.js';
 import { withDeadline } from './deadline.js';
 import type { InstanceCount } from './fallback.js';
 
@@ -11,6 +11,8 @@ import type { InstanceCount } from './fallback.js';
 export interface HeartbeatOptions {
   /** An ioredis/iovalkey client or a `ScriptClient`, usually the limiter's. Not closed by Sluice. */
   client: unknown;
+  /** Wraps the client the beats go through (operation `'heartbeat'`), e.g. `storeMetrics` from `sluice/otel`. */
+  wrapClient?: ClientWrapper;
   /** The fleet: instances heartbeating under the same name count each other. Default `'default'`. */
   name?: string;
   /** Prefix of the registry key, stored as `prefix + '{' + name + '}'`. Default `'sluice:instances:'`. */
@@ -67,7 +69,9 @@ export interface Heartbeat extends InstanceCount {
  */
 export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   requireOptions('createHeartbeat options', options);
-  const client = toScriptClient(options.client);
+  const raw = toScriptClient(options.client);
+  const wrap = requireFunction('wrapClient', options.wrapClient, true);
+  const client = wrap ? wrap(raw, 'heartbeat') : raw;
   const intervalMs = requireDurationMs('intervalMs', orDefault(options.intervalMs, 5000), 100);
   const ttlMs = requireInteger('ttlMs', orDefault(options.ttlMs, 3 * intervalMs), intervalMs + 1);
   const assumed = requireInteger('assumeInstances', orDefault(options.assumeInstances, 1));
