@@ -12,6 +12,7 @@ export default defineConfig([
       fastify: 'src/fastify.ts',
       hono: 'src/hono.ts',
       koa: 'src/koa.ts',
+      otel: 'src/observability/index.ts',
     },
     format: ['esm', 'cjs'],
     // Shared chunks in CJS too: one copy of each error class, so `instanceof` holds across entries.
