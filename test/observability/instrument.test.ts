@@ -3,6 +3,7 @@ import { gcra } from '../../src/algorithms/gcra.js';
 import { slidingWindowLog } from '../../src/algorithms/sliding-window-log.js';
 import { ConfigError, InvalidKeyError } from '../../src/errors.js';
 import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
+import type { Limiter } from '../../src/limiter.js';
 import { instrument, METRICS } from '../../src/observability/index.js';
 import { withFailurePolicy } from '../../src/policy/index.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
@@ -26,13 +27,12 @@ describe('instrument', () => {
     const plain = createMemoryLimiter({ algorithm: slidingWindowLog({ limit: 5, windowMs: HOUR }), maxKeys: 10 });
     const leased = createLeasedLimiter({ remote: refundable, leaseSize: 2 });
     const policy = withFailurePolicy(leased);
-    for (const limiter of [refundable, plain, leased, policy]) {
+    const limiters: Limiter[] = [refundable, plain, leased, policy];
+    for (const limiter of limiters) {
       const instrumented = instrument(limiter, { meter });
       expect(Object.keys(instrumented).sort()).toEqual(Object.keys(limiter).sort());
-      for (const member of ['refund', 'tryLimit', 'limitSync', 'stats', 'prune'] as const) {
-        expect(typeof (instrumented as Record<string, unknown>)[member]).toBe(
-          typeof (limiter as Record<string, unknown>)[member],
-        );
+      for (const member of ['refund', 'tryLimit', 'limitSync', 'stats', 'prune']) {
+        expect(typeof Reflect.get(instrumented, member)).toBe(typeof Reflect.get(limiter, member));
       }
     }
     expect('refund' in instrument(plain, { meter })).toBe(false);
@@ -50,7 +50,7 @@ describe('instrument', () => {
   });
 
   it('counts decisions, units and near-limit decisions exactly, across limit and limitSync', async () => {
-    const { meter, collect, valueOf } = metersForTest();
+    const { meter, collect, totalOf } = metersForTest();
     const limiter = instrument(createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: HOUR }), maxKeys: 10 }), {
       meter,
       name: 'api',
@@ -66,18 +66,18 @@ describe('instrument', () => {
 
     const points = await collect();
     const base = { 'sluice.limit': 'api', 'sluice.algorithm': 'gcra' };
-    expect(valueOf(points, METRICS.decisions, { ...base, 'sluice.outcome': 'allowed' })).toBe(4);
-    expect(valueOf(points, METRICS.decisions, { ...base, 'sluice.outcome': 'denied' })).toBe(2);
-    expect(valueOf(points, METRICS.units, { ...base, 'sluice.admitted': true })).toBe(10);
-    expect(valueOf(points, METRICS.units, { ...base, 'sluice.admitted': false })).toBe(3);
-    expect(valueOf(points, METRICS.nearLimit, base)).toBe(2);
-    expect(valueOf(points, METRICS.decisionErrors, { ...base, 'error.type': 'ERR_SLUICE_INVALID_KEY' })).toBe(1);
+    expect(totalOf(points, METRICS.decisions, { ...base, 'sluice.outcome': 'allowed' })).toBe(4);
+    expect(totalOf(points, METRICS.decisions, { ...base, 'sluice.outcome': 'denied' })).toBe(2);
+    expect(totalOf(points, METRICS.units, { ...base, 'sluice.admitted': true })).toBe(10);
+    expect(totalOf(points, METRICS.units, { ...base, 'sluice.admitted': false })).toBe(3);
+    expect(totalOf(points, METRICS.nearLimit, base)).toBe(2);
+    expect(totalOf(points, METRICS.decisionErrors, { ...base, 'error.type': 'ERR_SLUICE_INVALID_KEY' })).toBe(1);
     expect(points.find((p) => p.name === METRICS.decisions)?.unit).toBe('{decision}');
     for (const point of points) expect(Object.values(point.attributes)).not.toContain('k');
   });
 
   it('labelOf maps keys to a low-cardinality label, capped at 100 labels', async () => {
-    const { meter, collect, valueOf } = metersForTest();
+    const { meter, collect, totalOf } = metersForTest();
     const limiter = instrument(createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: HOUR }), maxKeys: 1000 }), {
       meter,
       labelOf: (key) => key.split(':')[0] as string,
@@ -87,10 +87,10 @@ describe('instrument', () => {
     limiter.limitSync('free:1');
     for (let i = 0; i < 150; i++) limiter.limitSync(`k${i}:x`);
     const points = await collect();
-    expect(valueOf(points, METRICS.decisions, { 'sluice.label': 'pro' })).toBe(2);
-    expect(valueOf(points, METRICS.decisions, { 'sluice.label': 'free' })).toBe(1);
+    expect(totalOf(points, METRICS.decisions, { 'sluice.label': 'pro' })).toBe(2);
+    expect(totalOf(points, METRICS.decisions, { 'sluice.label': 'free' })).toBe(1);
     // pro, free and k0..k97 fill the 100 labels; k98..k149 count as 'other'.
-    expect(valueOf(points, METRICS.decisions, { 'sluice.label': 'other' })).toBe(150 - 98);
+    expect(totalOf(points, METRICS.decisions, { 'sluice.label': 'other' })).toBe(150 - 98);
     const labels = new Set(points.filter((p) => p.name === METRICS.decisions).map((p) => p.attributes['sluice.label']));
     expect(labels.size).toBe(101);
   });

@@ -87,7 +87,7 @@ describe('an instrumented nested HTTP stack keeps the refund strategy', () => {
     const plain = await callsPerRequest(limits(undefined));
     const metrics = createMeters();
     meters.push(metrics);
-    const samples = async () => metrics.valueOf(await metrics.collect(), METRICS.storeDuration);
+    const samples = async () => metrics.totalOf(await metrics.collect(), METRICS.storeDuration);
     const instrumented = await callsPerRequest(limits(metrics), samples);
     expect(plain.allowed.calls).toBe(2);
     expect(plain.denied.calls).toBe(4);
@@ -97,6 +97,6 @@ describe('an instrumented nested HTTP stack keeps the refund strategy', () => {
     expect(instrumented.allowed.samples).toBe(2);
     expect(instrumented.denied.samples).toBe(4);
     const points = await metrics.collect();
-    expect(metrics.valueOf(points, METRICS.storeDuration, { 'sluice.operation': 'refund' })).toBe(2);
+    expect(metrics.totalOf(points, METRICS.storeDuration, { 'sluice.operation': 'refund' })).toBe(2);
   });
 });

@@ -40,9 +40,9 @@ export function createMeters() {
     return points;
   };
   /** The value of `name` at exactly the attributes that include `match` (0 when absent). */
-  const valueOf = (points: Point[], name: string, match: Attributes = {}): number =>
+  const totalOf = (points: Point[], name: string, match: Attributes = {}): number =>
     points
       .filter((p) => p.name === name && Object.entries(match).every(([k, v]) => p.attributes[k] === v))
       .reduce((total, p) => total + (p.value ?? p.count ?? 0), 0);
-  return { meter, collect, valueOf, shutdown: () => provider.shutdown() };
+  return { meter, collect, totalOf, shutdown: () => provider.shutdown() };
 }
