@@ -39,6 +39,9 @@ export const ATTRIBUTES = {
   errorKind: 'sluice.error.kind',
   breakerState: 'sluice.breaker.state',
   errorType: 'error.type',
+  decisionCount: 'sluice.decision.count',
+  allowedCount: 'sluice.decision.allowed',
+  deniedCount: 'sluice.decision.denied',
 } as const;
 
 /** The meter's instrumentation scope, when `sluice/otel` gets its meter from a provider. */

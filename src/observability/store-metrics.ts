@@ -1,10 +1,11 @@
-import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
-import { StoreUnavailableError } from '../errors.js';
+import type { Attributes, Histogram, Meter, Tracer } from '@opentelemetry/api';
+import { ConfigError, StoreUnavailableError } from '../errors.js';
 import { reasonOf } from '../policy/policies.js';
 import type { ClientWrapper, ScriptClient, StoreOperation } from '../stores/redis/script.js';
 import { ATTRIBUTES as A, METRICS } from './names.js';
 import { requireMeter, requireName } from './options.js';
 import { getOrAdd } from './series.js';
+import { startStoreSpan } from './store-spans.js';
 
 /** Options of {@link storeMetrics}. */
 export interface StoreMetricsOptions {
@@ -12,6 +13,12 @@ export interface StoreMetricsOptions {
   meter: Meter;
   /** The `sluice.limit` attribute of every sample: the name given to `instrument`. Default `'default'`. */
   name?: string;
+  /**
+   * When given, each round trip is also a client span `sluice.store <operation>` (a child of the
+   * active span), with `sluice.decision.count` and, for decide and batch calls,
+   * `sluice.decision.allowed` / `sluice.decision.denied`; a failure sets the error status.
+   */
+  tracer?: Tracer;
 }
 
 /** Why a store call failed, as the `sluice.error.kind` attribute. */
@@ -58,7 +65,11 @@ export function storeMetrics(options: StoreMetricsOptions): ClientWrapper {
     unit: '{decision}',
     advice: { explicitBucketBoundaries: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000] },
   });
-  return (client, operation) => timedClient(client, { name, operation, duration, errors, batchSize });
+  const tracer = options.tracer;
+  if (tracer !== undefined && typeof tracer?.startSpan !== 'function') {
+    throw new ConfigError('tracer must be an OpenTelemetry Tracer (e.g. trace.getTracer("sluice"))');
+  }
+  return (client, operation) => timedClient(client, { name, operation, duration, errors, batchSize, tracer });
 }
 
 interface Timing {
@@ -67,25 +78,29 @@ interface Timing {
   duration: Histogram;
   errors: ReturnType<Meter['createCounter']>;
   batchSize: Histogram;
+  tracer: Tracer | undefined;
 }
 
 function timedClient(client: ScriptClient, timing: Timing): ScriptClient {
-  const { duration, errors, batchSize, operation } = timing;
+  const { duration, errors, batchSize, operation, tracer } = timing;
   const attributes: Attributes = { [A.limit]: timing.name, [A.operation]: operation };
   const failedAttributes = new Map<StoreErrorKind, Attributes>();
   const failed = (kind: StoreErrorKind) =>
     getOrAdd(failedAttributes, kind, () => ({ ...attributes, [A.errorKind]: kind }));
   const timed = async (call: () => Promise<unknown>, keys: readonly string[]): Promise<unknown> => {
+    const span = tracer && startStoreSpan(tracer, attributes, operation, keys.length);
     const startedAt = performance.now();
     try {
       const reply = await call();
       duration.record((performance.now() - startedAt) / 1000, attributes);
       if (operation === 'batch') batchSize.record(keys.length, attributes);
+      span?.succeeded(reply);
       return reply;
     } catch (error) {
       const kind = isNoScript(error) ? undefined : errorKindOf(error);
       duration.record((performance.now() - startedAt) / 1000, kind ? failed(kind) : attributes);
       if (kind) errors.add(1, failed(kind));
+      span?.failed(error, kind);
       throw error;
     }
   };
