@@ -103,15 +103,16 @@ type Seen = (decision: Decision, key: string, limitOptions: LimitOptions | undef
 /** Every member forwarded; the three deciding ones also report each decision to `seen`. */
 function withDecisionsCounted<T extends Limiter>(limiter: T, seen: Seen, failed: (error: unknown) => never): T {
   const instrumented = forwardAll(limiter);
-  const members = instrumented as Record<string, unknown>;
+  // The forwarded members are bound to `limiter`: call them directly on the hot path.
+  const members = instrumented as Record<string, unknown> & Partial<Record<'limitSync' | 'tryLimit', Decide>>;
+  const { limit } = instrumented;
+  const { limitSync, tryLimit } = members;
   instrumented.limit = (key, limitOptions) =>
-    limiter.limit(key, limitOptions).then((decision) => seen(decision, key, limitOptions), failed);
-  const sync = limiter as Partial<Record<'limitSync' | 'tryLimit', (key: string, o?: LimitOptions) => Decision>>;
-  const { limitSync, tryLimit } = sync;
+    limit(key, limitOptions).then((decision) => seen(decision, key, limitOptions), failed);
   if (typeof limitSync === 'function') {
     members.limitSync = (key: string, limitOptions?: LimitOptions) => {
       try {
-        return seen(limitSync.call(limiter, key, limitOptions), key, limitOptions);
+        return seen(limitSync(key, limitOptions) as Decision, key, limitOptions);
       } catch (error) {
         return failed(error);
       }
@@ -119,9 +120,11 @@ function withDecisionsCounted<T extends Limiter>(limiter: T, seen: Seen, failed:
   }
   if (typeof tryLimit === 'function') {
     members.tryLimit = (key: string, limitOptions?: LimitOptions) => {
-      const decision = tryLimit.call(limiter, key, limitOptions) as Decision | undefined;
+      const decision = tryLimit(key, limitOptions);
       return decision === undefined ? undefined : seen(decision, key, limitOptions);
     };
   }
   return instrumented;
 }
+
+type Decide = (key: string, limitOptions?: LimitOptions) => Decision | undefined;
