@@ -1,21 +1,26 @@
 import { defineConfig } from 'tsup';
 
+/** The package's entry points (dist/<name>.js), one per public subpath: each a folder with an index.ts. */
+export const libraryEntries = {
+  index: 'src/index.ts',
+  redis: 'src/stores/redis/index.ts',
+  testing: 'src/testing/index.ts',
+  policy: 'src/policy/index.ts',
+  http: 'src/http/index.ts',
+  express: 'src/http/express/index.ts',
+  fastify: 'src/http/fastify/index.ts',
+  hono: 'src/http/hono/index.ts',
+  koa: 'src/http/koa/index.ts',
+  otel: 'src/observability/index.ts',
+};
+
 export default defineConfig([
   {
-    entry: {
-      index: 'src/index.ts',
-      redis: 'src/redis.ts',
-      testing: 'src/testing/index.ts',
-      policy: 'src/policy/index.ts',
-      http: 'src/http.ts',
-      express: 'src/express.ts',
-      fastify: 'src/fastify.ts',
-      hono: 'src/hono.ts',
-      koa: 'src/koa.ts',
-      otel: 'src/observability/index.ts',
-    },
+    entry: libraryEntries,
     format: ['esm', 'cjs'],
-    // Shared chunks in CJS too: one copy of each error class, so `instanceof` holds across entries.
+    // Shared chunks in CJS too: one copy of each error class per format, so `instanceof` holds
+    // across the entries of one format. The ESM and CJS builds still hold one copy each, so
+    // Sluice's own code recognises errors by brand (isSluiceError), never by `instanceof`.
     splitting: true,
     dts: true,
     clean: true,
@@ -23,8 +28,9 @@ export default defineConfig([
     sourcemap: true,
   },
   {
-    // The fleet demo forks dist/fleet-instance.js; bench/ imports its helpers from dist/fleet.js.
-    entry: { cli: 'src/cli.ts', 'fleet-instance': 'src/fleet/instance-main.ts', fleet: 'src/fleet/index.ts' },
+    // The fleet demo, outside the package: demo/dist/cli.js forks demo/dist/fleet-instance.js.
+    entry: { cli: 'demo/cli.ts', 'fleet-instance': 'demo/fleet/instance-main.ts' },
+    outDir: 'demo/dist',
     format: ['esm'],
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },

@@ -9,19 +9,13 @@
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { do_not_optimize, measure } from 'mitata';
-import { formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
-import {
-  createMemoryLimiter,
-  fixedWindow,
-  gcra,
-  slidingWindowCounter,
-  slidingWindowLog,
-  tokenBucket,
-} from '../dist/index.js';
-import { createRedisLimiter } from '../dist/redis.js';
-import { environment, formatEnvironment } from './lib/environment.mjs';
+import { createMemoryLimiter, fixedWindow, gcra, slidingWindowCounter, slidingWindowLog, tokenBucket } from 'sluice';
+import { createRedisLimiter } from 'sluice/redis';
+import { readCommandStats, roundTripsBetween } from './lib/commandstats.mjs';
+import { environment, envOf, formatEnvironment } from './lib/environment.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 const HOUR = 3_600_000;
@@ -122,8 +116,8 @@ function bytesPerKey(name, limit, keyCount) {
   const subject = createSubject(name, limit, keyCount);
   const keys = Array.from({ length: keyCount }, (_, i) => keyOf(i));
   const usage = () => {
-    globalThis.gc();
-    globalThis.gc();
+    /** @type {() => void} */ (globalThis.gc)();
+    /** @type {() => void} */ (globalThis.gc)();
     const { heapUsed, arrayBuffers } = process.memoryUsage();
     return heapUsed + arrayBuffers;
   };
@@ -140,7 +134,7 @@ function bytesPerKey(name, limit, keyCount) {
 const REDIS = { limit: 1000, sequential: 3000, inFlight: 1000, throughputDecisions: 30_000, keyspace: 10_000 };
 
 async function measureRedis(kind, name) {
-  const redis = new Redis(process.env.BENCH_REDIS_URL, { maxRetriesPerRequest: 1 });
+  const redis = new Redis(envOf('BENCH_REDIS_URL'), { maxRetriesPerRequest: 1 });
   const prefix = `bench:${process.pid}:`;
   const probe = createRedisLimiter({ client: redis, algorithm: ALGORITHMS[name](5), prefix: `${prefix}check:` });
   check((await probe.limit('k', { cost: 5 })).allowed, `${name} on Redis admits 5`);
@@ -309,6 +303,7 @@ function counterError() {
       clock,
       pruneIntervalMs: 0,
     });
+    /** @type {{ log: number[], counter: number[] }} */
     const admitted = { log: [], counter: [] };
     let differ = 0;
     let counterOnly = 0;

@@ -18,12 +18,13 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { formatInteger, formatTable, INSTALL_REDIS, locateRedisServer } from '../dist/fleet.js';
-import { createMemoryLimiter, gcra } from '../dist/index.js';
-import { createHeartbeat, withFailurePolicy } from '../dist/policy.js';
-import { createRedisLimiter, toScriptClient } from '../dist/redis.js';
+import { createMemoryLimiter, gcra } from 'sluice';
+import { withFailurePolicy } from 'sluice/policy';
+import { createHeartbeat, createRedisLimiter, toScriptClient } from 'sluice/redis';
 import { environment, formatEnvironment } from './lib/environment.mjs';
+import { INSTALL_REDIS, locateRedisServer } from './lib/redis-process.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 const FILE = fileURLToPath(import.meta.url);
@@ -51,7 +52,7 @@ async function freePort() {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const { port } = server.address();
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   server.close();
   return port;
 }
@@ -64,7 +65,7 @@ async function launch(command, port) {
   await new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
       output += chunk;
-      if (output.includes('Ready to accept connections')) resolve();
+      if (output.includes('Ready to accept connections')) resolve(undefined);
     });
     child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
   });
@@ -104,19 +105,20 @@ function countingClient(client) {
   return {
     counter,
     client: {
-      evalsha: (...args) => {
+      evalsha: (sha, keys, args) => {
         counter.sent++;
-        return inner.evalsha(...args);
+        return inner.evalsha(sha, keys, args);
       },
-      eval: (...args) => {
+      eval: (source, keys, args) => {
         counter.sent++;
-        return inner.eval(...args);
+        return inner.eval(source, keys, args);
       },
     },
   };
 }
 
 async function fleet(port, policy, algorithm, { name = 'bench', size = 3 } = {}) {
+  /** @type {{ client: Redis, counter?: { sent: number }, heartbeat?: any, limiter: any }[]} */
   const instances = [];
   for (let i = 0; i < size; i++) {
     // Without a policy, ioredis as most apps configure it: defaults (offline queue, 20 retries).
@@ -126,15 +128,16 @@ async function fleet(port, policy, algorithm, { name = 'bench', size = 3 } = {})
     await once(client, 'ready');
     const { counter, client: counted } = countingClient(client);
     const remote = createRedisLimiter({ client: counted, algorithm });
-    const heartbeat = policy === 'none' ? undefined : createHeartbeat({ client, name, intervalMs: 1000 });
-    const limiter =
-      policy === 'none'
-        ? remote
-        : withFailurePolicy(remote, {
-            failure: policy,
-            fallback: { instances: heartbeat },
-            warn: false,
-          });
+    if (policy === 'none') {
+      instances.push({ client, counter, limiter: remote });
+      continue;
+    }
+    const heartbeat = createHeartbeat({ client, name, intervalMs: 1000 });
+    const limiter = withFailurePolicy(remote, {
+      failure: policy,
+      fallback: { instances: heartbeat },
+      onWarning: false,
+    });
     instances.push({ client, counter, heartbeat, limiter });
   }
   for (let round = 0; round < 2; round++) await Promise.all(instances.map((i) => i.heartbeat?.beat()));
@@ -147,7 +150,7 @@ async function fleet(port, policy, algorithm, { name = 'bench', size = 3 } = {})
   check(admitted === 10, `the fleet admits 10 of 30 on a limit of 10, got ${admitted}`);
   return {
     instances,
-    sent: () => instances.reduce((sum, i) => sum + i.counter.sent, 0),
+    sent: () => instances.reduce((sum, i) => sum + (i.counter?.sent ?? 0), 0),
     async close() {
       for (const i of instances) {
         await i.heartbeat?.close();
@@ -285,7 +288,7 @@ async function accuracy(scenario) {
     const heartbeat = createHeartbeat({ client, name: 'accuracy', intervalMs: 1000 });
     const limiter = withFailurePolicy(createRedisLimiter({ client, algorithm }), {
       fallback: { instances: heartbeat },
-      warn: false,
+      onWarning: false,
     });
     joined = { client, heartbeat, limiter };
     senders = [...instances, joined];
@@ -313,6 +316,7 @@ async function overhead(store, wrapped) {
   const algorithm = gcra({ limit: 10, periodMs: 1000, burst: 1_000_000_000 });
   let server;
   let client;
+  /** @type {any} */
   let limiter;
   if (store === 'memory') {
     limiter = createMemoryLimiter({ algorithm });
@@ -323,7 +327,7 @@ async function overhead(store, wrapped) {
     limiter = createRedisLimiter({ client, algorithm });
   }
   // A generous deadline: this measures the wrapper's cost, not a busy machine's slow replies.
-  if (wrapped === 'wrapped') limiter = withFailurePolicy(limiter, { warn: false, deadlineMs: 1000 });
+  if (wrapped === 'wrapped') limiter = withFailurePolicy(limiter, { onWarning: false, deadlineMs: 1000 });
   const decisions = store === 'memory' ? 1_000_000 : 20_000;
   for (let i = 0; i < decisions / 10; i++)
     check((await limiter.limit('warm')).allowed, 'a warm-up decision is admitted');

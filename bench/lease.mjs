@@ -9,13 +9,14 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
-import { createLeasedLimiter, createMemoryLimiter, gcra } from '../dist/index.js';
-import { createRedisLimiter } from '../dist/redis.js';
-import { environment, formatEnvironment } from './lib/environment.mjs';
+import { createLeasedLimiter, createMemoryLimiter, gcra } from 'sluice';
+import { createRedisLimiter } from 'sluice/redis';
+import { readCommandStats, roundTripsBetween } from './lib/commandstats.mjs';
+import { environment, envOf, formatEnvironment } from './lib/environment.mjs';
 import { leaseDialSvg } from './lib/lease-chart.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 // 10 per second (T = 100 ms) with a burst no run can exhaust: every timed decision is admitted,
@@ -29,11 +30,12 @@ const ROUNDS = 7;
 
 /** One dial variant: a Redis limiter, leased or not, timed over DIAL_DECISIONS awaited calls. */
 async function dial(size) {
-  const redis = new Redis(process.env.BENCH_REDIS_URL, { maxRetriesPerRequest: 1 });
+  const redis = new Redis(envOf('BENCH_REDIS_URL'), { maxRetriesPerRequest: 1 });
   const prefix = `bench:lease:${process.pid}:`;
   const remote = createRedisLimiter({ client: redis, algorithm: algorithm(), prefix });
   const leaseSize = size === 'direct' ? undefined : Number(size);
-  const limiter = leaseSize ? createLeasedLimiter({ remote, leaseSize }) : remote;
+  const leased = leaseSize ? createLeasedLimiter({ remote, leaseSize }) : undefined;
+  const limiter = leased ?? remote;
   // Keys start 10^8 units deep into their schedule (a backlog of 10^7 s), so a leased unit's slot
   // is far ahead and none expires while a slow, cold process spends it: the dial measures cost.
   for (const key of ['check', 'warm', 'hot']) await remote.limit(key, { cost: 100_000_000 });
@@ -41,12 +43,12 @@ async function dial(size) {
     // Correctness before timing: a lease serves exactly leaseSize decisions per remote call.
     for (let i = 0; i < 2 * leaseSize; i++)
       check((await limiter.limit('check')).allowed, 'a check decision is admitted');
-    check(limiter.stats().remoteCalls === 2, `${2 * leaseSize} decisions take 2 leases of ${leaseSize}`);
+    check(leased?.stats().remoteCalls === 2, `${2 * leaseSize} decisions take 2 leases of ${leaseSize}`);
   }
   const decisions = DIAL_DECISIONS[size];
   for (let i = 0; i < Math.min(decisions, 20_000); i++) await limiter.limit('warm');
   const before = await readCommandStats(redis);
-  const calls = leaseSize ? limiter.stats().remoteCalls : 0;
+  const calls = leased ? leased.stats().remoteCalls : 0;
   const started = process.hrtime.bigint();
   for (let i = 0; i < decisions; i++) {
     if (!(await limiter.limit('hot')).allowed) throw new Error('a timed decision was denied');
@@ -57,7 +59,7 @@ async function dial(size) {
     decisions,
     nsPerOp: ns / decisions,
     roundTripsPerDecision: roundTripsBetween(before, after) / decisions,
-    remoteCallsPerDecision: leaseSize ? (limiter.stats().remoteCalls - calls) / decisions : 1,
+    remoteCallsPerDecision: leased ? (leased.stats().remoteCalls - calls) / decisions : 1,
   };
 }
 
@@ -161,7 +163,7 @@ async function main(server) {
   const steps = dialRows
     .slice(1)
     .map((row, i, rows) => (i === 0 ? undefined : [rows[i - 1], row]))
-    .filter(Boolean);
+    .filter((step) => step !== undefined);
   console.log('\nWhat each 10× step of the dial buys:\n');
   console.log(
     formatTable(

@@ -8,10 +8,10 @@
 import { fileURLToPath } from 'node:url';
 import { do_not_optimize, measure } from 'mitata';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { formatInteger, formatTable } from '../dist/fleet.js';
-import { createMemoryLimiter, gcra } from '../dist/index.js';
+import { createMemoryLimiter, gcra } from 'sluice';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 const KEYS = 100_000;
@@ -167,8 +167,8 @@ async function bytesPerKey(implementation, countKeyStrings) {
   const subject = await IMPLEMENTATIONS[implementation].create(LIMIT.sized);
   let keys = countKeyStrings ? undefined : Array.from({ length: KEYS }, (_, i) => KEY_OF(i));
   const usage = () => {
-    globalThis.gc();
-    globalThis.gc();
+    /** @type {() => void} */ (globalThis.gc)();
+    /** @type {() => void} */ (globalThis.gc)();
     const { heapUsed, arrayBuffers } = process.memoryUsage();
     return { heapUsed, arrayBuffers };
   };

@@ -7,12 +7,13 @@
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { commandsBetween, formatInteger, formatTable, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
-import { gcra } from '../dist/index.js';
-import { createRedisLimiter } from '../dist/redis.js';
-import { environment, formatEnvironment } from './lib/environment.mjs';
+import { gcra } from 'sluice';
+import { createRedisLimiter } from 'sluice/redis';
+import { commandsBetween, readCommandStats, roundTripsBetween } from './lib/commandstats.mjs';
+import { environment, envOf, formatEnvironment } from './lib/environment.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 // Every timed decision is an admission (a key sees at most a few), and every key lives for seconds.
@@ -68,7 +69,7 @@ async function checkRlf(redis, prefix) {
 
 /** One variant in a fresh process: a correctness check, a warm-up, then the timed decisions. */
 async function measureVariant(kind, implementation) {
-  const redis = new Redis(process.env.BENCH_REDIS_URL, { maxRetriesPerRequest: 1 });
+  const redis = new Redis(envOf('BENCH_REDIS_URL'), { maxRetriesPerRequest: 1 });
   const decide = await IMPLEMENTATIONS[implementation].create(redis, `bench:${process.pid}:`);
   for (let i = 0; i < 1000; i++) await decide(`warm:${i}`);
   const before = await readCommandStats(redis);

@@ -10,14 +10,16 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { formatInteger, formatTable, locateRedisServer, readCommandStats, roundTripsBetween } from '../dist/fleet.js';
-import { gcra } from '../dist/index.js';
-import { createRedisLimiter } from '../dist/redis.js';
+import { gcra } from 'sluice';
+import { createRedisLimiter } from 'sluice/redis';
 import { startCluster } from './lib/cluster.mjs';
-import { environment, formatEnvironment } from './lib/environment.mjs';
+import { readCommandStats, roundTripsBetween } from './lib/commandstats.mjs';
+import { environment, envOf, formatEnvironment } from './lib/environment.mjs';
 import { owned } from './lib/owned.mjs';
+import { locateRedisServer } from './lib/redis-process.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
+import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 // A limit no timed decision reaches: every timed decision is an admission, which writes.
@@ -93,9 +95,11 @@ function sluice(limiter) {
 async function connect(topology) {
   const client =
     topology === 'single'
-      ? new Redis(process.env.BENCH_REDIS_URL, { maxRetriesPerRequest: 1 })
+      ? new Redis(envOf('BENCH_REDIS_URL'), { maxRetriesPerRequest: 1 })
       : new Cluster(
-          process.env.BENCH_CLUSTER_PORTS.split(',').map((port) => ({ host: '127.0.0.1', port: Number(port) })),
+          envOf('BENCH_CLUSTER_PORTS')
+            .split(',')
+            .map((port) => ({ host: '127.0.0.1', port: Number(port) })),
         );
   if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
   return client;
@@ -105,8 +109,10 @@ async function connect(topology) {
 function masters(topology) {
   const urls =
     topology === 'single'
-      ? [process.env.BENCH_REDIS_URL]
-      : process.env.BENCH_CLUSTER_PORTS.split(',').map((port) => `redis://127.0.0.1:${port}`);
+      ? [envOf('BENCH_REDIS_URL')]
+      : envOf('BENCH_CLUSTER_PORTS')
+          .split(',')
+          .map((port) => `redis://127.0.0.1:${port}`);
   return urls.map((url) => new Redis(url));
 }
 
@@ -205,9 +211,9 @@ async function servePairedSide(side) {
     if (message !== 'slice') process.exit(0);
     const run = await drive(decide, PAIRED.keys, 1000, PAIRED.sliceMs);
     check(run.denied === 0, `every timed decision is an admission (${run.denied} denied)`);
-    process.send(run);
+    process.send?.(run);
   });
-  process.send('ready');
+  process.send?.('ready');
 }
 
 /** One pair of side processes taking turns; resolves to decisions per second by side. */

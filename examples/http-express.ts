@@ -26,10 +26,10 @@ app.use(
     ],
     routes: {
       'GET /report': { cost: { 'per-key': 5 } },
-      'POST /login': { failureMode: 'closed', limits: [{ name: 'login', limiter: await limiter(5, 'login') }] },
+      'POST /login': { failure: 'closed', limits: [{ name: 'login', limiter: await limiter(5, 'login') }] },
     },
     trustProxy: process.env.TRUST_PROXY || false,
-    failureMode: 'open',
+    failure: 'open',
   }),
 );
 app.all('/{*path}', (request, response) => {

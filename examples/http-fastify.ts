@@ -24,12 +24,12 @@ await app.register(rateLimit, {
     { name: 'per-key', limiter: await limiter(10, 'per-key'), key: (request) => request.header('x-api-key') },
   ],
   trustProxy: process.env.TRUST_PROXY || false,
-  failureMode: 'open',
+  failure: 'open',
 });
 const login = { name: 'login', limiter: await limiter(5, 'login') };
 app.get('/', async () => 'hello\n');
 app.get('/report', { config: { rateLimit: { cost: { 'per-key': 5 } } } }, async () => 'report\n');
-app.post('/login', { config: { rateLimit: { failureMode: 'closed', limits: [login] } } }, async () => 'welcome\n');
+app.post('/login', { config: { rateLimit: { failure: 'closed', limits: [login] } } }, async () => 'welcome\n');
 app.get('/health', { config: { rateLimit: false } }, async () => 'ok\n');
 
 const address = await app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' });

@@ -30,10 +30,10 @@ app.use(
     ],
     routes: {
       'GET /report': { cost: { 'per-key': 5 } },
-      'POST /login': { failureMode: 'closed', limits: [{ name: 'login', limiter: await limiter(5, 'login') }] },
+      'POST /login': { failure: 'closed', limits: [{ name: 'login', limiter: await limiter(5, 'login') }] },
     },
     trustProxy: process.env.TRUST_PROXY || false,
-    failureMode: 'open',
+    failure: 'open',
   }),
 );
 app.all('*', (c) => c.text(`hello from ${c.req.method} ${c.req.path}\n`));

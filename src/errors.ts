@@ -1,25 +1,34 @@
 /**
  * Every error Sluice throws or rejects with is a {@link SluiceError} carrying a stable `code`,
- * so callers can branch on `err.code` instead of parsing messages.
+ * so callers can branch on `err.code` (or {@link isSluiceError}) instead of parsing messages.
+ * Each message ends with the code's entry in docs/errors.md.
  *
  * | code | class | when |
  * |---|---|---|
  * | `ERR_SLUICE_CONFIG` | {@link ConfigError} | a limiter or store is constructed with invalid options |
- * | `ERR_SLUICE_INVALID_KEY` | {@link InvalidKeyError} | a key is not a string, is empty, or is longer than 512 UTF-8 bytes |
+ * | `ERR_SLUICE_INVALID_KEY` | {@link InvalidKeyError} | a key is not a string, is empty, is longer than 512 UTF-8 bytes, or is not well-formed UTF-16 (a lone surrogate) |
  * | `ERR_SLUICE_INVALID_COST` | {@link InvalidCostError} | a cost is negative, NaN, non-integer or above `Number.MAX_SAFE_INTEGER` |
  * | `ERR_SLUICE_CLOCK` | {@link ClockError} | a limiter's clock read NaN, ±Infinity, a negative number or a time past {@link MAX_CLOCK_MS} |
  * | `ERR_SLUICE_STORE_UNAVAILABLE` | {@link StoreUnavailableError} | the shared store failed or answered something unreadable; `cause` holds the original error |
  */
 export class SluiceError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: SluiceErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(`${message} ${docsLink(code)}`, options);
     this.name = new.target.name;
   }
 }
+
+/** The stable code of every {@link SluiceError}. */
+export type SluiceErrorCode =
+  | 'ERR_SLUICE_CONFIG'
+  | 'ERR_SLUICE_INVALID_KEY'
+  | 'ERR_SLUICE_INVALID_COST'
+  | 'ERR_SLUICE_CLOCK'
+  | 'ERR_SLUICE_STORE_UNAVAILABLE';
 
 /** Thrown synchronously at construction when options are invalid. Nothing was created. */
 export class ConfigError extends SluiceError {
@@ -63,4 +72,36 @@ export class StoreUnavailableError extends SluiceError {
   constructor(message: string, cause?: unknown) {
     super('ERR_SLUICE_STORE_UNAVAILABLE', message, { cause });
   }
+}
+
+/** The class of each code, for {@link isSluiceError}'s narrowing. */
+interface ErrorOfCode {
+  ERR_SLUICE_CONFIG: ConfigError;
+  ERR_SLUICE_INVALID_KEY: InvalidKeyError;
+  ERR_SLUICE_INVALID_COST: InvalidCostError;
+  ERR_SLUICE_CLOCK: ClockError;
+  ERR_SLUICE_STORE_UNAVAILABLE: StoreUnavailableError;
+}
+
+// A registry symbol, so the ESM and the CommonJS build (two copies of every class when both are
+// loaded in one process) brand their errors alike and `instanceof` is never needed.
+const BRAND = Symbol.for('sluice.error');
+Object.defineProperty(SluiceError.prototype, BRAND, { value: true });
+
+/**
+ * Whether `error` is a Sluice error, and with `code` whether it has that code. Use it instead
+ * of `instanceof`: when an app loads Sluice both as ES module and as CommonJS (one dependency
+ * `import`s it, another `require`s it), each build has its own classes and `instanceof` fails
+ * across them; the brand this checks is shared by both.
+ */
+export function isSluiceError<C extends SluiceErrorCode>(error: unknown, code: C): error is ErrorOfCode[C];
+export function isSluiceError(error: unknown): error is SluiceError;
+export function isSluiceError(error: unknown, code?: SluiceErrorCode): boolean {
+  if (typeof error !== 'object' || error === null || (error as { [BRAND]?: unknown })[BRAND] !== true) return false;
+  return code === undefined || (error as SluiceError).code === code;
+}
+
+/** Where docs/errors.md explains `code` (its heading's anchor), appended to messages. */
+export function docsLink(code: string): string {
+  return `(see docs/errors.md#${code.toLowerCase()})`;
 }

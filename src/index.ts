@@ -1,3 +1,4 @@
+export { divideAlgorithm } from './algorithms/divide.js';
 export { type FixedWindowOptions, fixedWindow } from './algorithms/fixed-window.js';
 export { type GcraOptions, gcra } from './algorithms/gcra.js';
 export { type SlidingWindowCounterOptions, slidingWindowCounter } from './algorithms/sliding-window-counter.js';
@@ -10,7 +11,9 @@ export {
   ConfigError,
   InvalidCostError,
   InvalidKeyError,
+  isSluiceError,
   SluiceError,
+  type SluiceErrorCode,
   StoreUnavailableError,
 } from './errors.js';
 export { createLeasedLimiter, type LeasedLimiter } from './lease/leased-limiter.js';
@@ -18,9 +21,11 @@ export type { LeasedLimiterOptions } from './lease/options.js';
 export { emissionIntervalMs } from './lease/remote-model.js';
 export type { LeaseStats } from './lease/stats.js';
 export { type Clock, type Limiter, MAX_CLOCK_MS, monotonicClock, type SyncLimiter } from './limiter.js';
+export { createShardedLimiter, type ShardedLimiterOptions } from './shard/shard.js';
 export {
   createMemoryLimiter,
   type MemoryLimiter,
   type MemoryLimiterOptions,
 } from './stores/memory/memory-limiter.js';
 export { MAX_KEY_BYTES } from './validate.js';
+export type { SluiceWarning, SluiceWarningCode, WarningSink } from './warnings.js';

@@ -19,7 +19,7 @@ process.once('exit', () => {
 async function freePort() {
   const server = createServer().listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const { port } = server.address();
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
@@ -42,7 +42,7 @@ async function startNode(command, dir) {
   await new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
       output += chunk;
-      if (output.includes('Ready to accept connections')) resolve();
+      if (output.includes('Ready to accept connections')) resolve(undefined);
     });
     child.once('exit', (code) => reject(new Error(`cluster node exited with ${code}: ${output}`)));
   });

@@ -4,6 +4,17 @@ import { cpus } from 'node:os';
 
 const require = createRequire(import.meta.url);
 
+/**
+ * A variable bench/run.mjs or a section's parent process sets for its variant processes.
+ * @param {string} name
+ * @returns {string}
+ */
+export function envOf(name) {
+  const value = process.env[name];
+  if (value === undefined) throw new Error(`${name} is not set: run the section with npm run bench`);
+  return value;
+}
+
 /** The version of an installed package. */
 export function packageVersion(name) {
   return JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version;

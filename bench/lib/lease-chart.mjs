@@ -14,9 +14,13 @@ const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd'];
 const log10 = Math.log10;
 const xml = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
+/**
+ * @param {number} left
+ * @param {{ title: string, xLabel: string, yLabel: string, xTicks: number[], yTicks: number[], series: { label: string, points: number[][] }[], references?: { value: number, label: string }[] }} options
+ */
 function panel(left, { title, xLabel, yLabel, xTicks, yTicks, series, references = [] }) {
-  const [x0, x1] = [log10(xTicks[0]), log10(xTicks.at(-1))];
-  const [y0, y1] = [log10(yTicks[0]), log10(yTicks.at(-1))];
+  const [x0, x1] = [log10(xTicks[0]), log10(xTicks[xTicks.length - 1])];
+  const [y0, y1] = [log10(yTicks[0]), log10(yTicks[yTicks.length - 1])];
   const round = (n) => Math.round(n * 10) / 10;
   const x = (v) => round(left + ((log10(v) - x0) / (x1 - x0)) * PANEL.width);
   const y = (v) => round(PANEL.top + PANEL.height - ((log10(v) - y0) / (y1 - y0)) * PANEL.height);

@@ -2,7 +2,7 @@
  * The bench's own throwaway redis-server on a free loopback port (never a server from
  * REDIS_URL: the bench flushes its data). Variant processes get its URL in BENCH_REDIS_URL.
  */
-import { INSTALL_REDIS, locateRedisServer, startRedisServer } from '../../dist/fleet.js';
+import { INSTALL_REDIS, locateRedisServer, startRedisServer } from './redis-process.mjs';
 
 /**
  * Runs `fn(server)` with a fresh redis-server, stopping it afterwards (and on Ctrl-C);
@@ -17,7 +17,7 @@ export async function withRedisServer(fn) {
     return undefined;
   }
   const server = await startRedisServer(command);
-  const interrupted = () => process.exit(130); // the exit hook of dist/fleet.js kills the server
+  const interrupted = () => process.exit(130); // the exit hook of ./children.mjs kills the server
   process.once('SIGINT', interrupted);
   try {
     return await fn(server);

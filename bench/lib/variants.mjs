@@ -27,15 +27,20 @@ export function sendResult(result) {
 /**
  * Runs each variant `rounds` times, each in a fresh `node <file> --variant <name>`, in
  * forward order on even rounds and reverse order on odd ones (so no variant always runs
- * first, on a cold or a warm machine). Resolves to Map<name, result[]> in round order.
+ * first, on a cold or a warm machine). Resolves to each variant's results in round order.
+ * @param {string} file
+ * @param {readonly string[]} names
+ * @param {{ rounds?: number, execArgv?: string[], env?: NodeJS.ProcessEnv }} [options]
+ * @returns {Promise<{ get(name: string): any[] } & Map<string, any[]>>} (every name has its list)
  */
 export async function runVariants(file, names, { rounds = 3, execArgv = [], env = process.env } = {}) {
+  /** @type {Map<string, any[]>} */
   const results = new Map(names.map((name) => [name, []]));
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? names : [...names].reverse();
-    for (const name of order) results.get(name).push(await runVariant(file, name, execArgv, env));
+    for (const name of order) results.get(name)?.push(await runVariant(file, name, execArgv, env));
   }
-  return results;
+  return /** @type {any} */ (results);
 }
 
 function runVariant(file, name, execArgv, env) {

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js';
 import { requireInteger, requireOptions } from '../validate.js';
+import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
 /** Options of {@link fixedWindow}. */
@@ -43,6 +44,9 @@ export function fixedWindow(options: FixedWindowOptions): Algorithm {
     horizonMs: windowMs,
     slots: 2,
     scriptParams: [limit, windowMs],
+    replenish: 'window',
+    // The same windows, each holding limit ÷ N.
+    divide: (n) => fixedWindow({ limit: share(limit, n), windowMs }),
     decide(state, offset, nowMs, cost, commit) {
       let count = state[offset] as number;
       let endMs = state[offset + 1] as number;

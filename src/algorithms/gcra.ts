@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { orDefault, requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv, floorDiv } from './integer.js';
+import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
 /** Options of {@link gcra}. */
@@ -66,6 +67,9 @@ export function gcra(options: GcraOptions): Algorithm {
     horizonMs: Math.ceil(horizonUs / 1000),
     slots: 1,
     scriptParams: [intervalUs, burst],
+    replenish: 'steady',
+    // The emission interval grows N-fold, the burst shrinks N-fold.
+    divide: (n) => gcraWithInterval(intervalUs * n, share(burst, n)),
     decide(state, offset, nowMs, cost, commit) {
       const nowUs = nowMs * 1000;
       const tatUs = Math.max(state[offset] as number, nowUs);
@@ -84,4 +88,10 @@ export function gcra(options: GcraOptions): Algorithm {
       state[offset] = Math.max((state[offset] as number) - units * intervalUs, nowMs * 1000);
     },
   };
+}
+
+/** GCRA with an exact emission interval: `gcra()` takes a rate, and 1000 units per `intervalUs` ms is one unit per `intervalUs` µs. */
+function gcraWithInterval(intervalUs: number, burst: number): Algorithm {
+  if (intervalUs % 1000 === 0) return gcra({ limit: 1, periodMs: intervalUs / 1000, burst });
+  return gcra({ limit: 1000, periodMs: intervalUs, burst });
 }

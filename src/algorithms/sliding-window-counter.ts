@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { requireInteger, requireOptions } from '../validate.js';
 import { floorDiv } from './integer.js';
+import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
 /** Options of {@link slidingWindowCounter}. */
@@ -59,6 +60,8 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Algo
     // [current count, previous count, current window start ms]
     slots: 3,
     scriptParams: [limit, windowMs],
+    replenish: 'sliding',
+    divide: (n) => slidingWindowCounter({ limit: share(limit, n), windowMs }),
     decide(state, offset, nowMs, cost, commit) {
       let curr = state[offset] as number;
       let prev = state[offset + 1] as number;

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js';
 import { requireInteger, requireOptions } from '../validate.js';
+import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
 /** Options of {@link slidingWindowLog}. */
@@ -32,7 +33,7 @@ const HEADER = 2;
  *
  * Pros: exact over every interval; no boundary burst. Cons: memory and time per key grow with
  * `limit`; choose it for small limits that must never be exceeded (logins, payments).
- * Source: the Redis sorted-set log of seed 004, with members made unique without randomness.
+ * Source: the usual Redis sorted-set log (ZREMRANGEBYSCORE, ZCARD, ZADD), with members made unique without randomness.
  *
  * @throws {ConfigError} when options is not an object, limit (1..1,000,000) or windowMs is not a positive integer.
  */
@@ -84,6 +85,8 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
       },
     },
     scriptParams: [limit, windowMs],
+    replenish: 'sliding',
+    divide: (n) => slidingWindowLog({ limit: share(limit, n), windowMs }),
     decide(state, offset, nowMs, cost, commit) {
       const length = state[offset] as number;
       const head = state[offset + 1] as number;

@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv } from './integer.js';
+import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
 /** Options of {@link tokenBucket}. */
@@ -65,6 +66,9 @@ export function tokenBucket(options: TokenBucketOptions): Algorithm {
     horizonMs: ceilDiv(full, refill),
     slots: 2,
     scriptParams: [capacity, unit, refill],
+    replenish: 'steady',
+    // Refill `rate` per `periodMs` becomes rate per N × periodMs (ms per token unit × N).
+    divide: (n) => tokenBucket({ capacity: share(capacity, n), rate: refill, periodMs: unit * n }),
     decide(state, offset, nowMs, cost, commit) {
       const lastMs = state[offset + 1] as number;
       const t = Math.max(nowMs, lastMs); // a clock behind the last write does not refill backwards

@@ -33,6 +33,19 @@ export interface Algorithm {
   /** Integer parameters, in the order the algorithm's Lua script reads them from ARGV. */
   readonly scriptParams: readonly number[];
   /**
+   * How spent units come back, which leasing needs to tell what the remote holds now from one
+   * past reply: `'steady'`, one unit every `horizonMs / limit` from a fixed phase (GCRA, token
+   * bucket); `'window'`, all at once when the window ends (fixed window); `'sliding'`, as
+   * entries or weight leave the window, which one reply does not show (the sliding windows).
+   */
+  readonly replenish: 'steady' | 'window' | 'sliding';
+  /**
+   * The same algorithm holding one of `instances` (an integer ≥ 2) shares of the limit, for
+   * the local fallback policy; counts round down but stay ≥ 1. See `divideAlgorithm`.
+   * @throws {ConfigError} when the divided period is out of the algorithm's range.
+   */
+  divide(instances: number): Algorithm;
+  /**
    * Decides a request of `cost` units at `nowMs` against `state[offset .. offset + slots)`,
    * writing the next state there when the request is admitted and `commit` is true.
    */

@@ -20,7 +20,7 @@ export interface HttpConfig<Req> {
   draft: RateLimitDraft | false;
   legacy: LegacyReset | false;
   headerLimits: 'all' | 'closest';
-  failureMode: FailureMode | undefined;
+  failure: FailureMode | undefined;
   allowed: TrustFunction | undefined;
   problemType: string;
   epochClock: () => number;
@@ -67,7 +67,7 @@ export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<R
     draft,
     legacy,
     headerLimits,
-    failureMode: options.failureMode === undefined ? undefined : checkFailureMode(options.failureMode),
+    failure: options.failure === undefined ? undefined : checkFailureMode(options.failure),
     allowed: options.allowList ? compileAllowList(options.allowList) : undefined,
     problemType: options.problemType ?? 'about:blank',
     epochClock: options.epochClock ?? Date.now,
@@ -81,7 +81,7 @@ export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<R
  */
 export function routeRules<Req>(route: RoutePolicy<Req>, rules: readonly NamedRule<Req>[]): NamedRule<Req>[] {
   requireOptions('a route policy', route);
-  if (route.failureMode !== undefined) checkFailureMode(route.failureMode);
+  if (route.failure !== undefined) checkFailureMode(route.failure);
   const { cost } = route;
   if (typeof cost === 'number') requireInteger('route cost', cost, 0);
   else if (cost !== undefined && typeof cost === 'object') {
@@ -114,7 +114,7 @@ function checkUniqueNames(rules: readonly { name: string }[]): void {
 
 function checkFailureMode(mode: unknown): FailureMode {
   if (mode === 'open' || mode === 'closed' || mode === 'fallback') return mode;
-  throw new ConfigError(`failureMode must be 'open', 'closed' or 'fallback', got ${String(mode)}`);
+  throw new ConfigError(`failure must be 'open', 'closed' or 'fallback', got ${String(mode)}`);
 }
 
 function compileAllowList(list: readonly string[]): TrustFunction {

@@ -1,4 +1,5 @@
-import type { StoreUnavailableError } from '../errors.js';
+import { isSluiceError } from '../errors.js';
+import { createWarner } from '../warnings.js';
 import { chargesFor } from './charges.js';
 import { type NamedRule, resolveConfig, routeRules } from './config.js';
 import type { HeaderPair } from './headers.js';
@@ -8,7 +9,6 @@ import { createDescriber } from './request-info.js';
 import { type HttpResponse, problemResponse } from './response.js';
 import { compileRoutes } from './routes.js';
 import { denial, rateLimitHeaders, storeDown } from './verdict.js';
-import { createWarner } from './warnings.js';
 
 /** What an adapter does next: continue to the handler with `headers`, or send `response`. */
 export type Verdict = { action: 'continue'; headers: HeaderPair[] } | { action: 'respond'; response: HttpResponse };
@@ -94,13 +94,13 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       if (route?.skip) return CONTINUE;
       if (config.allowed && info.ip !== undefined && config.allowed(info.ip, 0)) return CONTINUE;
       if (options.skip && (await options.skip(info))) return CONTINUE;
-      const mode = route?.failureMode ?? config.failureMode;
+      const mode = route?.failure ?? config.failure;
       const charges = await chargesFor(rulesOf(route), route?.cost, info, mode);
       let outcome: Awaited<ReturnType<typeof chargeAll>>;
       try {
         outcome = await chargeAll(charges, onRefundError);
       } catch (error) {
-        if (!isStoreUnavailable(error)) throw error;
+        if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) throw error;
         options.onStoreError?.(error, info);
         if ((mode ?? 'closed') !== 'open') return respond(storeDown(config.problemType, error), info);
         warn(
@@ -114,14 +114,6 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       return respond(denial(outcome.results, headers, config.problemType), info);
     },
   };
-}
-
-/**
- * By code, not `instanceof`: the CJS build gives each entry point its own copy of the error
- * classes, so a limiter from `sluice/redis` throws a class `sluice/express` never saw.
- */
-function isStoreUnavailable(error: unknown): error is StoreUnavailableError {
-  return (error as { code?: unknown } | null)?.code === 'ERR_SLUICE_STORE_UNAVAILABLE';
 }
 
 function messageOf(error: unknown): string {

@@ -1,11 +1,11 @@
 import type { FailureMode } from '../decision.js';
 import type { Limiter } from '../limiter.js';
+import type { WarningSink } from '../warnings.js';
 import type { LegacyReset, RateLimitDraft } from './headers.js';
 import type { ChargeResult } from './nested.js';
 import type { ProxyHeader, TrustProxy } from './proxy.js';
 import type { HttpResponse, ProblemDetails } from './response.js';
 import type { RouteMatching } from './routes.js';
-import type { WarningSink } from './warnings.js';
 
 /** What an adapter reads from a request: nothing framework-specific but `request` itself. */
 export interface RequestFacts<Req> {
@@ -74,7 +74,7 @@ export interface RoutePolicy<Req> {
    * (`'fallback'` included); when a limiter without a policy throws `StoreUnavailableError`,
    * `'open'` lets the request pass and `'closed'`/`'fallback'` answer 503.
    */
-  failureMode?: FailureMode;
+  failure?: FailureMode;
   /** Overrides costs on this route, e.g. `{ 'per-key': 10 }` for an expensive report. */
   cost?: CostSpec<Req>;
   /** Extra limits for this route, charged with the middleware's limits, all or nothing. */
@@ -117,17 +117,17 @@ export interface HttpLimitOptions<Req> {
   /** `draft-11` lists every limit (`all`, default) or only the one closest to denial. */
   headerLimits?: 'all' | 'closest';
   /**
-   * The failure mode of every route without its own (see {@link RoutePolicy.failureMode}).
+   * The failure mode of every route without its own (see {@link RoutePolicy.failure}).
    * Unset: policy limiters keep their own, and a thrown `StoreUnavailableError` answers 503.
    */
-  failureMode?: FailureMode;
+  failure?: FailureMode;
   /** Requests for which this returns true are not limited and get no headers. */
   skip?: (request: RequestInfo<Req>) => boolean | Promise<boolean>;
   /** Client addresses, CIDRs or proxy-addr names (`loopback`) never limited. */
   allowList?: readonly string[];
   /**
    * Per-route policy by `"METHOD routeId"` (tried first) or `"routeId"`, e.g.
-   * `{ 'POST /login': { failureMode: 'closed' } }`. Entries and request paths are compared in
+   * `{ 'POST /login': { failure: 'closed' } }`. Entries and request paths are compared in
    * canonical form (see `canonicalPath` in docs/http.md#routes), so `/LOGIN`, `/login/`,
    * `//login`, `/%6Cogin` and `/login;x` find the `/login` entry.
    */

@@ -1,7 +1,7 @@
 import type { Decision } from '../decision.js';
 import type { RemoteView } from './remote-model.js';
 
-/** A request waiting for the key's lease in flight (rule 4). */
+/** A request waiting for the key's lease in flight. */
 export interface Waiter {
   readonly cost: number;
   resolve(decision: Decision): void;
@@ -9,7 +9,7 @@ export interface Waiter {
 }
 
 /**
- * One key's local state on one instance (rule 1): the units leased and not yet served, when
+ * One key's local state on one instance: the units leased and not yet served, when
  * they expire, what the remote last said, and a cached refusal. Times are local ms.
  *
  * Held units are always the latest slots of the remote's schedule for the key (the trigger of a
@@ -22,7 +22,7 @@ export interface KeyState extends RemoteView {
   units: number;
   /** A lower bound on when the remote's schedule reaches the last held unit. */
   endMs: number;
-  /** Rule 5: every held unit is gone lease size × T after the lease was asked for. */
+  /** Every held unit is gone lease size × T after the lease was asked for. */
   expiresAtMs: number;
   /** Units the remote refused (0: no refusal cached), in the remote's terms: units asked for. */
   deniedUnits: number;
@@ -61,9 +61,9 @@ export function createKeyState(nowMs: number): KeyState {
 }
 
 /**
- * Drops the held units that may no longer be spent at `nowMs` and returns how many (rule 2).
+ * Drops the held units that may no longer be spent at `nowMs` and returns how many.
  *
- * Two limits apply. Rule 5, lease-wide: nothing survives `expiresAtMs`. Finer, per unit: a unit
+ * Two limits apply. Lease-wide: nothing survives `expiresAtMs`. Finer, per unit: a unit
  * whose slot in the remote's schedule is less than one T ahead has been regenerated upstream,
  * so spending it would add to fresh quota; only ⌊(endMs − now) / T⌋ units are still ahead. That
  * second limit is what makes fleet-wide admissions obey burst + ⌊Δ/T⌋ over every interval, not

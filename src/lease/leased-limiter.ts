@@ -22,7 +22,7 @@ export interface LeasedLimiter extends Limiter {
    * @throws {InvalidKeyError} / {@link InvalidCostError} for bad input, synchronously.
    */
   tryLimit(key: string, options?: LimitOptions): Decision | undefined;
-  /** Counters since creation (rule 8). */
+  /** Counters since creation. */
   stats(): LeaseStats;
   /**
    * Returns now the unspent units of every key idle for `returnIdleMs`, as the timer does;
@@ -32,9 +32,8 @@ export interface LeasedLimiter extends Limiter {
 }
 
 /**
- * Leasing (seed 000, "I stopped calling Redis on every request"): wraps any limiter as its
- * remote, takes quota from it in blocks of `leaseSize` units and serves decisions from them
- * locally, so one remote call buys up to `leaseSize` decisions.
+ * Leasing: wraps any limiter as its remote, takes quota from it in blocks of `leaseSize` units
+ * and serves decisions from them locally, so one remote call buys up to `leaseSize` decisions.
  *
  * 1. Per key: units leased and unspent, when they expire, the last remote reply, a cached refusal.
  * 2. A request is served locally when enough unexpired units remain (expired ones dropped first).

@@ -27,7 +27,7 @@ export interface RemoteView {
 
 /**
  * How the remote's state moves on between replies, so that a local decision reports what the
- * remote would report now (rule 7) and a cached refusal keeps an exact retry-after (rule 3).
+ * remote would report now, and a cached refusal keeps an exact retry-after.
  *
  * Rate algorithms (GCRA, token bucket) regenerate one unit every T from a fixed phase: the key
  * held 0 units at `resetAtMs − limit·T` and gains one each T after. A fixed window gives
@@ -53,18 +53,16 @@ export interface RemoteModel {
   retryAfterMs(view: RemoteView, nowMs: number, units: number, deniedUnits: number, deniedUntilMs: number): number;
 }
 
-const RATE_ALGORITHMS: readonly string[] = ['gcra', 'token-bucket'];
-
 /** The {@link RemoteModel} for a remote running `algorithm`. */
 export function remoteModelOf(algorithm: Algorithm): RemoteModel {
   const limit = algorithm.limit;
   const intervalMs = emissionIntervalMs(algorithm);
   const horizonMs = algorithm.horizonMs;
-  if (!RATE_ALGORITHMS.includes(algorithm.name)) {
+  if (algorithm.replenish !== 'steady') {
     return {
       limit,
       intervalMs,
-      exact: algorithm.name === 'fixed-window',
+      exact: algorithm.replenish === 'window',
       remainingAt: (view, nowMs) => (nowMs >= view.resetAtMs ? limit : view.remaining),
       retryAfterMs: (_view, nowMs, _units, _deniedUnits, deniedUntilMs) => deniedUntilMs - nowMs,
     };

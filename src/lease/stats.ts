@@ -1,10 +1,10 @@
-/** Counters of a leased limiter since it was created (a snapshot; rule 8). */
+/** Counters of a leased limiter since it was created (a snapshot). */
 export interface LeaseStats {
   /** Decisions returned by `limit` and `tryLimit` (a `tryLimit` that needs the remote is not one). */
   requests: number;
   /** Requests admitted from leased units, including those that waited for a lease in flight. */
   localHits: number;
-  /** Requests denied without a remote call: a cached refusal (rule 3), or a cost above the limit. */
+  /** Requests denied without a remote call: a cached refusal, or a cost above the limit. */
   cachedDenials: number;
   /** Calls to the remote's `limit` and `peek` (refunds are counted in `returns`). */
   remoteCalls: number;
@@ -15,7 +15,7 @@ export interface LeaseStats {
   leasedUnits: number;
   /** Leases refused twice (full size, then the shortfall): each starts a cached refusal. */
   refusals: number;
-  /** Requests that waited for another request's lease (rule 4). */
+  /** Requests that waited for another request's lease. */
   waited: number;
   /** Leased units dropped unspent because they expired: quota this instance stranded. */
   expiredUnits: number;

@@ -1,9 +1,9 @@
+import { divideAlgorithm } from '../algorithms/divide.js';
 import type { Algorithm } from '../algorithms/types.js';
 import { ConfigError } from '../errors.js';
 import type { Clock } from '../limiter.js';
 import { createMemoryLimiter, type MemoryLimiter } from '../stores/memory/memory-limiter.js';
 import { orDefault, requireFunction, requireInteger } from '../validate.js';
-import { divideAlgorithm } from './divide.js';
 
 /** Anything that knows how many instances share the limit now, e.g. a heartbeat registry. */
 export interface InstanceCount {

@@ -1,5 +1,5 @@
 import type { Decision, DegradedReason } from '../decision.js';
-import { StoreUnavailableError } from '../errors.js';
+import { isSluiceError, type StoreUnavailableError } from '../errors.js';
 
 /*
  * The two policies that need no state. Both keep every Decision field a plain number in its
@@ -31,7 +31,7 @@ const UNAVAILABLE_REPLIES = new Set(['LOADING', 'BUSY', 'MASTERDOWN', 'CLUSTERDO
  */
 export function reasonOf(error: StoreUnavailableError): DegradedReason {
   let cause: unknown = error.cause;
-  while (cause instanceof StoreUnavailableError) cause = cause.cause;
+  while (isSluiceError(cause, 'ERR_SLUICE_STORE_UNAVAILABLE')) cause = cause.cause;
   if (cause === undefined) return 'script-error';
   const code = cause instanceof Error ? /^([A-Z][A-Z_]+)(?: |$)/.exec(cause.message)?.[1] : undefined;
   if (code === undefined || UNAVAILABLE_REPLIES.has(code)) return 'connection';

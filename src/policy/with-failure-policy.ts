@@ -1,5 +1,6 @@
+import { TIMED_OUT, withDeadline } from '../deadline.js';
 import type { Decision, DegradedReason, FailureMode, LimitOptions } from '../decision.js';
-import { ConfigError, StoreUnavailableError } from '../errors.js';
+import { ConfigError, isSluiceError, StoreUnavailableError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import {
   checkKey,
@@ -11,8 +12,8 @@ import {
   requireLimiter,
   requireOptions,
 } from '../validate.js';
+import { createWarner, type WarningSink } from '../warnings.js';
 import { type BreakerOptions, type BreakerState, createBreaker } from './breaker.js';
-import { TIMED_OUT, withDeadline } from './deadline.js';
 import { createLocalFallback, type LocalFallbackOptions } from './fallback.js';
 import { failClosed, failOpen, reasonOf } from './policies.js';
 
@@ -49,10 +50,11 @@ export interface FailurePolicyOptions {
   /** Called for every request shadow mode admitted although the limiter denied it. Throws are swallowed. */
   onShadowDeny?: (event: ShadowDenyEvent) => void;
   /**
-   * Without `onDegraded`, the first degraded decision emits one process warning
-   * (code `SLUICE_DEGRADED`) so the degradation is never silent. `false` turns it off. Default true.
+   * Where warnings go. Without `onDegraded`, the first degraded decision warns once
+   * (code `SLUICE_DEGRADED`) so the degradation is never silent. Default `process.emitWarning`;
+   * `false` turns warnings off.
    */
-  warn?: boolean;
+  onWarning?: WarningSink;
   /** Milliseconds clock for the breaker and the local fallback; default monotonic. */
   clock?: Clock;
 }
@@ -180,7 +182,7 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
   const onDegraded = requireFunction('onDegraded', options.onDegraded, true);
   const onShadowDeny = requireFunction('onShadowDeny', options.onShadowDeny, true);
   const shadow = optionalBoolean('shadow', options.shadow, false);
-  let warned = !optionalBoolean('warn', options.warn, true) || onDegraded !== undefined;
+  const warn = createWarner(options.onWarning);
   const limit = limiter.algorithm.limit;
   const candidate = limiter as Limiter & Partial<SyncPath>;
   const sync = typeof candidate.tryLimit === 'function' ? (candidate as Limiter & SyncPath) : undefined;
@@ -232,12 +234,11 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
       if (error) event.error = error;
       if (instances !== undefined) event.instances = instances;
       swallow(() => onDegraded(event));
-    } else if (!warned) {
-      warned = true;
-      process.emitWarning(
+    } else {
+      warn(
+        'SLUICE_DEGRADED',
         `Sluice: the store could not decide (${reason}); decisions are degraded to '${mode}'. ` +
-          'Pass onDegraded to withFailurePolicy to observe this (warn: false silences this warning).',
-        { code: 'SLUICE_DEGRADED' },
+          'Pass onDegraded to withFailurePolicy to observe them (onWarning: false silences this warning).',
       );
     }
     return decision;
@@ -271,7 +272,7 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
     try {
       outcome = await withDeadline(commit ? limiter.limit(key, options) : limiter.peek(key), deadlineMs, onLate);
     } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) {
+      if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) {
         breaker.released(ticket);
         throw error;
       }
@@ -300,7 +301,7 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
     try {
       timedOut = (await withDeadline(run(), deadlineMs, onLate)) === TIMED_OUT;
     } catch (error) {
-      if (error instanceof StoreUnavailableError) breaker.failed(ticket);
+      if (isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) breaker.failed(ticket);
       else breaker.released(ticket);
       throw error;
     }

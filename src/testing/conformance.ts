@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
+import type FastCheck from 'fast-check';
 import type { Algorithm, AlgorithmName } from '../algorithms/types.js';
 import type { Decision } from '../decision.js';
 import type { Limiter } from '../limiter.js';
@@ -282,6 +282,7 @@ const properties: Record<PropertyName, Check> = {
   },
 
   async 'reference-model'({ target, profile }) {
+    const fc = await loadFastCheck();
     const step = fc.record({
       advanceMs: fc.oneof(
         fc.constant(0),
@@ -309,6 +310,22 @@ const properties: Record<PropertyName, Check> = {
     );
   },
 };
+
+/**
+ * fast-check is an optional peer: only this property needs it, so `sluice/testing` loads
+ * without it and the property fails with the package's name when it is missing.
+ */
+async function loadFastCheck(): Promise<typeof FastCheck> {
+  try {
+    return (await import('fast-check')).default;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    throw new Error("the 'reference-model' property needs fast-check: npm install --save-dev fast-check", {
+      cause: error,
+    });
+  }
+}
 
 function pick({ allowed, limit, remaining, retryAfterMs }: Decision) {
   return { allowed, limit, remaining, retryAfterMs };

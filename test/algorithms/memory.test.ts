@@ -21,7 +21,7 @@ describe('memory store with a fake clock whose timers never run', () => {
     'sliding-window-counter': { remaining: 1, resetAfterMs: 4001 },
   };
 
-  it.each(profiles)('$name: limit 2 per 5 s, hit at 0, hit at 6 s', (profile) => {
+  it.each(profiles)('$name: limit 2 per 5 s, hit at 0, hit at 6 s', async (profile) => {
     let nowMs = 0;
     const limiter = createMemoryLimiter({ algorithm: profile.build(2, 5000), clock: () => nowMs });
     expect(limiter.limitSync('k')).toMatchObject({ allowed: true, remaining: 1 });
@@ -30,7 +30,7 @@ describe('memory store with a fake clock whose timers never run', () => {
     expect(decision).toEqual({ allowed: true, limit: 2, retryAfterMs: 0, ...expected[profile.name] });
     expect(limiter.peekSync('k')).toMatchObject({ allowed: true, remaining: 1 });
     expect(vi.getTimerCount()).toBe(1); // the prune timer exists and never ran
-    limiter.close();
+    await limiter.close();
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Algorithm, type Decision, tokenBucket } from '../../src/index.js';
-import { createRedisLimiter, fromIoredis } from '../../src/redis.js';
+import { createRedisLimiter, fromIoredis } from '../../src/stores/redis/index.js';
 import { runScript } from '../../src/stores/redis/script.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { profiles } from '../../src/testing/profiles.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AlgorithmName } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { profiles } from '../../src/testing/profiles.js';
 import { useRedisServer } from '../support/redis-server.js';
 import { freshPrefix, T0 } from './stores.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryLimiter } from '../../src/index.js';
-import { createRedisLimiter, fromIoredis } from '../../src/redis.js';
+import { createRedisLimiter, fromIoredis } from '../../src/stores/redis/index.js';
 import { holdingKeys } from '../support/held-keys.js';
 import { useRedisServer } from '../support/redis-server.js';
 import { ALGORITHMS, advanceMs, configurations, steps } from './family.js';
@@ -35,6 +35,7 @@ describe('Redis store against the memory store and the reference models (random 
         }),
         { numRuns: 40 },
       );
-    });
+      // 40 schedules of round trips: seconds on a quiet machine, more when the cores are shared.
+    }, 120_000);
   }
 });

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { type Algorithm, createMemoryLimiter, type Decision, type Limiter } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import type { ReferenceModel } from '../../src/testing/reference/types.js';
 import { held } from '../support/held-keys.js';
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, createLeasedLimiter, createMemoryLimiter, gcra, type Limiter } from '../../src/index.js';
-import { createHeartbeat, type Heartbeat, withFailurePolicy } from '../../src/policy/index.js';
+import { withFailurePolicy } from '../../src/policy/index.js';
+import { createHeartbeat, type Heartbeat } from '../../src/stores/redis/index.js';
 import { useRedisServer } from '../support/redis-server.js';
 
 /*

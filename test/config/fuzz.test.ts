@@ -1,11 +1,14 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { rateLimit as expressRateLimit } from '../../src/express.js';
-import { rateLimit as honoRateLimit } from '../../src/hono.js';
-import { createHttpLimiter, nodeRateLimit } from '../../src/http.js';
+import { rateLimit as expressRateLimit } from '../../src/http/express/index.js';
+import { rateLimit as honoRateLimit } from '../../src/http/hono/index.js';
+import { createHttpLimiter, nodeRateLimit } from '../../src/http/index.js';
+import { rateLimit as koaRateLimit } from '../../src/http/koa/index.js';
 import {
   createLeasedLimiter,
   createMemoryLimiter,
+  createShardedLimiter,
+  divideAlgorithm,
   fixedWindow,
   gcra,
   type Limiter,
@@ -14,9 +17,8 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '../../src/index.js';
-import { rateLimit as koaRateLimit } from '../../src/koa.js';
-import { createHeartbeat, divideAlgorithm, withFailurePolicy } from '../../src/policy/index.js';
-import { createRedisLimiter, createShardedLimiter } from '../../src/redis.js';
+import { withFailurePolicy } from '../../src/policy/index.js';
+import { createHeartbeat, createRedisLimiter } from '../../src/stores/redis/index.js';
 import { useRedisServer } from '../support/redis-server.js';
 
 /*
@@ -193,7 +195,11 @@ describe('every factory throws only typed errors for arbitrary options', () => {
       shadow: fc.boolean(),
       onDegraded: fc.constant(() => {}),
       onShadowDeny: fc.constant(() => {}),
-      warn: fc.boolean(),
+      onWarning: fc.oneof(
+        fc.constant(false),
+        fc.constant(() => {}),
+        junk,
+      ),
       clock: clockArb,
     };
     fc.assert(
@@ -254,7 +260,7 @@ describe('every factory throws only typed errors for arbitrary options', () => {
       headers: fc.constantFrom('draft-6', 'draft-7', 'draft-11', false),
       legacyHeaders: fc.constantFrom(true, false, 'delta', 'epoch'),
       headerLimits: fc.constantFrom('all', 'closest'),
-      failureMode: fc.constantFrom('open', 'closed', 'fallback'),
+      failure: fc.constantFrom('open', 'closed', 'fallback'),
       skip: fc.constant(() => false),
       allowList: fc.constant(['127.0.0.1']),
       routes: fc.dictionary(fc.string(), fc.record({ skip: fc.boolean(), cost: smallInt }, { requiredKeys: [] })),

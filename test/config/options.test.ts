@@ -10,8 +10,8 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '../../src/index.js';
-import { createHeartbeat, withFailurePolicy } from '../../src/policy/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { withFailurePolicy } from '../../src/policy/index.js';
+import { createHeartbeat, createRedisLimiter } from '../../src/stores/redis/index.js';
 
 const memory = () =>
   createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }), clock: () => 0, pruneIntervalMs: 0 });

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { createRedisLimiter, fromIoredis } from '../../src/redis.js';
+import { createRedisLimiter, fromIoredis } from '../../src/stores/redis/index.js';
 import { runConformance } from '../../src/testing/index.js';
 import { holdingKeys } from '../support/held-keys.js';
 import { useRedisServer } from '../support/redis-server.js';

@@ -1,28 +1,25 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { libraryEntries } from '../../tsup.config.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Entry points compiled from src/ (so tests never run a stale dist/). */
+/** Entry points compiled from source (so tests never run a stale dist/). */
 export interface Compiled {
   /** The output file of an entry, by the entry's name. */
   path(name: string): string;
   remove(): void;
 }
 
-/** `sluice` and each `sluice/<name>` the package exports, as src/<name>.ts or src/<name>/index.ts. */
+/** `sluice` and each `sluice/<name>` the package exports, read from the source file of its tsup entry. */
 function sourceAliases(): Record<string, string> {
-  const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: object };
   return Object.fromEntries(
-    Object.keys(exports)
-      .filter((subpath) => !subpath.endsWith('.json'))
-      .map((subpath) => {
-        const name = subpath === '.' ? 'index' : subpath.slice(2);
-        const file = join(root, 'src', `${name}.ts`);
-        return [`sluice${subpath.slice(1)}`, existsSync(file) ? file : join(root, 'src', name, 'index.ts')];
-      }),
+    Object.entries(libraryEntries).map(([name, path]) => [
+      name === 'index' ? 'sluice' : `sluice/${name}`,
+      join(root, path),
+    ]),
   );
 }
 
@@ -34,11 +31,11 @@ function sourceAliases(): Record<string, string> {
  */
 export async function compile(entries: Record<string, string>): Promise<Compiled> {
   const dir = join(root, 'node_modules', '.cache', `sluice-test-${process.pid}-${Date.now()}`);
-  mkdirSync(join(dir, 'dist'), { recursive: true });
+  mkdirSync(join(dir, 'demo', 'dist'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', version: '0.0.0-test' }));
   await build({
     entryPoints: Object.fromEntries(Object.entries(entries).map(([name, path]) => [name, join(root, path)])),
-    outdir: join(dir, 'dist'),
+    outdir: join(dir, 'demo', 'dist'),
     bundle: true,
     splitting: true,
     format: 'esm',
@@ -49,7 +46,7 @@ export async function compile(entries: Record<string, string>): Promise<Compiled
     logLevel: 'silent',
   });
   return {
-    path: (name) => join(dir, 'dist', `${name}.js`),
+    path: (name) => join(dir, 'demo', 'dist', `${name}.js`),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FleetReport } from '../../src/fleet/run.js';
-import { runFleet } from '../../src/fleet/run.js';
+import type { FleetReport } from '../../demo/fleet/run.js';
+import { runFleet } from '../../demo/fleet/run.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { type Compiled, compile } from './compile.js';
 
@@ -16,7 +16,7 @@ let admin: Redis;
 
 beforeAll(async () => {
   [compiled, server] = await Promise.all([
-    compile({ cli: 'src/cli.ts', 'fleet-instance': 'src/fleet/instance-main.ts' }),
+    compile({ cli: 'demo/cli.ts', 'fleet-instance': 'demo/fleet/instance-main.ts' }),
     startRedis(),
   ]);
   cliPath = compiled.path('cli');

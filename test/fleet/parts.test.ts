@@ -2,9 +2,9 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commandsBetween, parseCommandStats, roundTripsBetween } from '../../src/fleet/commandstats.js';
-import { locateRedisServer } from '../../src/fleet/redis-server.js';
-import { formatInteger, formatTable } from '../../src/fleet/table.js';
+import { commandsBetween, parseCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
+import { locateRedisServer } from '../../bench/lib/redis-process.mjs';
+import { formatInteger, formatTable } from '../../bench/lib/table.mjs';
 
 const before = parseCommandStats(
   [

@@ -19,7 +19,7 @@ beforeAll(async () => {
   dead = deadRedis(await freePort());
 });
 afterAll(async () => {
-  dead?.close();
+  await dead?.close();
   await redis?.stop();
 });
 

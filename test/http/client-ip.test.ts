@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { addressKey, checkIpv6Prefix, formatAddress, parseAddress } from '../../src/http/client-ip.js';
-import { ipKey } from '../../src/http.js';
+import { ipKey } from '../../src/http/index.js';
 
 describe('parseAddress', () => {
   it.each([

@@ -2,8 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { ConfigError } from '../../src/errors.js';
-import { rateLimit as honoRateLimit } from '../../src/hono.js';
-import { createHttpLimiter, type HttpLimitOptions, type HttpWarning, type RequestFacts } from '../../src/http.js';
+import { rateLimit as honoRateLimit } from '../../src/http/hono/index.js';
+import {
+  createHttpLimiter,
+  type HttpLimitOptions,
+  type RequestFacts,
+  type SluiceWarning,
+} from '../../src/http/index.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 
 const limiterOf = (limit: number) =>
@@ -45,11 +50,11 @@ describe('createHttpLimiter', () => {
     ['ipv6Prefix 65', { limiter: limiterOf(1), ipv6Prefix: 65 }],
     ['unknown draft', { limiter: limiterOf(1), headers: 'draft-99' as never }],
     ['bad legacyHeaders', { limiter: limiterOf(1), legacyHeaders: 'iso' as never }],
-    ['bad failureMode', { limiter: limiterOf(1), failureMode: 'sideways' as never }],
+    ['bad failure', { limiter: limiterOf(1), failure: 'sideways' as never }],
     ['bad allowList', { limiter: limiterOf(1), allowList: ['nope'] }],
     ['route cost', { limiter: limiterOf(1), routes: { '/x': { cost: 1.5 } } }],
     ['route cost map', { limiter: limiterOf(1), routes: { '/x': { cost: { default: -2 } } } }],
-    ['route failure mode', { limiter: limiterOf(1), routes: { '/x': { failureMode: 'maybe' as never } } }],
+    ['route failure mode', { limiter: limiterOf(1), routes: { '/x': { failure: 'maybe' as never } } }],
     ['route limit name clash', { limiter: limiterOf(1), routes: { '/x': { limits: [{ limiter: limiterOf(1) }] } } }],
     ['routeMatching not an object', { limiter: limiterOf(1), routeMatching: 'loose' as never }],
     ['routeMatching.strict not a boolean', { limiter: limiterOf(1), routeMatching: { strict: 'yes' as never } }],
@@ -77,7 +82,7 @@ describe('createHttpLimiter', () => {
   });
 
   it('warns once when every hop is trusted, and when there is no client address (keyed "unknown")', async () => {
-    const warnings: HttpWarning[] = [];
+    const warnings: SluiceWarning[] = [];
     const limiter = limiterOf(10);
     const http = createHttpLimiter({ limiter, trustProxy: true, onWarning: (w) => warnings.push(w) });
     await http.check(facts('10.0.0.1', { 'x-forwarded-for': '203.0.113.5' }));

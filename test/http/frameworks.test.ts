@@ -4,8 +4,8 @@ import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { ConfigError } from '../../src/errors.js';
-import { rateLimit as expressRateLimit } from '../../src/express.js';
-import { rateLimit as fastifyRateLimit } from '../../src/fastify.js';
+import { rateLimit as expressRateLimit } from '../../src/http/express/index.js';
+import { rateLimit as fastifyRateLimit } from '../../src/http/fastify/index.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 import { send } from './support/client.js';
 

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '../../src/algorithms/fixed-window.js';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { type Charge, chargeAll } from '../../src/http/nested.js';
-import { createRedisLimiter } from '../../src/redis.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { freePort } from '../support/redis-server.js';
 
 const clock = () => 1_000_000;

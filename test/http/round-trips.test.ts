@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedWindow } from '../../src/algorithms/fixed-window.js';
 import { gcra } from '../../src/algorithms/gcra.js';
 import type { Algorithm } from '../../src/algorithms/types.js';
-import { createHttpLimiter, type LimitRule, type RequestFacts } from '../../src/http.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createHttpLimiter, type LimitRule, type RequestFacts } from '../../src/http/index.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 
 // Script calls per HTTP request, counted by redis-server itself (INFO commandstats), per nested strategy.

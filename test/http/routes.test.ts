@@ -11,12 +11,12 @@ import { Hono } from 'hono';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
-import { rateLimit as expressRateLimit } from '../../src/express.js';
-import { rateLimit as fastifyRateLimit } from '../../src/fastify.js';
-import { rateLimit as honoRateLimit } from '../../src/hono.js';
+import { rateLimit as expressRateLimit } from '../../src/http/express/index.js';
+import { rateLimit as fastifyRateLimit } from '../../src/http/fastify/index.js';
+import { rateLimit as honoRateLimit } from '../../src/http/hono/index.js';
+import { type HttpLimitOptions, type SluiceWarning, withRateLimit } from '../../src/http/index.js';
+import { rateLimit as koaRateLimit } from '../../src/http/koa/index.js';
 import { canonicalPath } from '../../src/http/routes.js';
-import { type HttpLimitOptions, type HttpWarning, withRateLimit } from '../../src/http.js';
-import { rateLimit as koaRateLimit } from '../../src/koa.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 import { freePort } from '../support/redis-server.js';
 import { sendRaw } from './support/client.js';
@@ -219,11 +219,11 @@ describe.each(APPS)('routes policies cannot be bypassed by spelling: %s', (_name
     }
   });
 
-  it("failureMode 'closed' on POST /login holds for every spelling while the rest fails open", async () => {
+  it("failure 'closed' on POST /login holds for every spelling while the rest fails open", async () => {
     const app = await build({
       limiter: dead.limiter(),
-      failureMode: 'open',
-      routes: { 'POST /login': { failureMode: 'closed' } },
+      failure: 'open',
+      routes: { 'POST /login': { failure: 'closed' } },
       onWarning: false,
     });
     try {
@@ -336,10 +336,10 @@ describe('canonicalPath and the routes table', () => {
   });
 
   it('warns once at construction about entries that can never match', () => {
-    const warnings: HttpWarning[] = [];
+    const warnings: SluiceWarning[] = [];
     const options = {
       limiter: limiterOf(1),
-      onWarning: (warning: HttpWarning) => warnings.push(warning),
+      onWarning: (warning: SluiceWarning) => warnings.push(warning),
       routes: { 'post /login': {}, 'GET report': {}, 'GET /q?x=1': {}, 'GET /a': {}, 'GET /A/': {}, 'GET /ok': {} },
     };
     expressRateLimit(options);
@@ -351,11 +351,11 @@ describe('canonicalPath and the routes table', () => {
   });
 
   it('fastify 5: warns when ready about entries that match no registered route', async () => {
-    const warnings: HttpWarning[] = [];
+    const warnings: SluiceWarning[] = [];
     const app = Fastify();
     await app.register(fastifyRateLimit, {
       limiter: limiterOf(1),
-      onWarning: (warning: HttpWarning) => warnings.push(warning),
+      onWarning: (warning: SluiceWarning) => warnings.push(warning),
       routes: { 'POST /Login/': {}, 'POST /logn': {}, '/report': {}, 'GET /users/:id': {} },
     });
     app.post('/login', async () => 'ok');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createHttpLimiter, type RequestFacts } from '../../src/http.js';
+import { createHttpLimiter, type RequestFacts } from '../../src/http/index.js';
 import {
   createLeasedLimiter,
   createMemoryLimiter,
@@ -9,7 +9,7 @@ import {
   type Limiter,
 } from '../../src/index.js';
 import { withFailurePolicy } from '../../src/policy/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { useRedisServer } from '../support/redis-server.js';
 
 /*

@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { type Algorithm, createLeasedLimiter, createMemoryLimiter, type MemoryLimiter } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { runConformance } from '../../src/testing/index.js';
 import { held } from '../support/held-keys.js';
 import { useRedisServer } from '../support/redis-server.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCommandStats, roundTripsBetween } from '../../src/fleet/commandstats.js';
+import { readCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
 import { createLeasedLimiter, gcra, tokenBucket } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { manualClock } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { FLEET, type FleetRun, type Load, lateQuiet, runFleet, skewed, uniform } from './support/fleet.js';

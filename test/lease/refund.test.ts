@@ -10,7 +10,7 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { manualClock } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 

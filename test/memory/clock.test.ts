@@ -99,6 +99,6 @@ describe('the prune timer with a clock that reads +Infinity once', () => {
     reading = T0 + 1;
     expect(limiter.size).toBe(1);
     expect(limiter.limitSync('k').allowed).toBe(false);
-    limiter.close();
+    void limiter.close();
   });
 });

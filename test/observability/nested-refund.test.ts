@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
-import { createHttpLimiter, type LimitRule, type RequestFacts } from '../../src/http.js';
+import { createHttpLimiter, type LimitRule, type RequestFacts } from '../../src/http/index.js';
 import type { Limiter } from '../../src/limiter.js';
 import { instrument, METRICS, storeMetrics } from '../../src/observability/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { createMeters } from './support/metrics.js';
 

@@ -55,7 +55,7 @@ describe('Prometheus recipe', () => {
       wrapClient: storeMetrics({ meter, name: 'api' }),
     });
     const leased = createLeasedLimiter({ remote, leaseSize: 5 });
-    const api = instrument(withFailurePolicy(leased, { warn: false }), { meter, name: 'api', layers: [leased] });
+    const api = instrument(withFailurePolicy(leased, { onWarning: false }), { meter, name: 'api', layers: [leased] });
     for (let i = 0; i < 12; i++) await api.limit('user:1');
     await expect(api.limit('')).rejects.toBeInstanceOf(InvalidKeyError);
     const deadClient = new Redis({ port: await freePort(), lazyConnect: true, enableOfflineQueue: false });

@@ -50,7 +50,7 @@ describe('a scripted run on the real OpenTelemetry SDK', () => {
       failure: 'open',
       deadlineMs: 100,
       breaker: { failureThreshold: 10 },
-      warn: false,
+      onWarning: false,
     });
     const transitions: DegradedTransition[] = [];
     const api = instrument(policy, { meter, name: 'api', onDegradedTransition: (e) => transitions.push(e) });

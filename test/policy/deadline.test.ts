@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TIMED_OUT, withDeadline } from '../../src/policy/deadline.js';
+import { TIMED_OUT, withDeadline } from '../../src/deadline.js';
 import { startRedis } from '../support/redis-server.js';
 
 function deferred<T>() {

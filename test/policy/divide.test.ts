@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { divideAlgorithm } from '../../src/algorithms/divide.js';
 import { fixedWindow } from '../../src/algorithms/fixed-window.js';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { slidingWindowCounter } from '../../src/algorithms/sliding-window-counter.js';
@@ -7,7 +8,6 @@ import { slidingWindowLog } from '../../src/algorithms/sliding-window-log.js';
 import { tokenBucket } from '../../src/algorithms/token-bucket.js';
 import type { Algorithm } from '../../src/algorithms/types.js';
 import { ConfigError } from '../../src/errors.js';
-import { divideAlgorithm } from '../../src/policy/divide.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 import { manualClock } from '../../src/testing/index.js';
 
@@ -48,11 +48,12 @@ describe('divideAlgorithm', () => {
     expect(divideAlgorithm(primary, 5).limit).toBe(1);
   });
 
-  it('rejects invalid counts and unknown algorithms with ConfigError', () => {
+  it('rejects invalid counts and an algorithm without divide() with ConfigError', () => {
     const primary = gcra({ limit: 10, periodMs: 1000 });
     expect(() => divideAlgorithm(primary, 0)).toThrow(ConfigError);
     expect(() => divideAlgorithm(primary, 1.5)).toThrow(ConfigError);
-    const other = { ...primary, name: 'leaky-bucket' } as unknown as Algorithm;
+    // A user's own algorithm that does not say how to divide it.
+    const other = { ...primary, name: 'leaky-bucket', divide: undefined } as unknown as Algorithm;
     expect(() => divideAlgorithm(other, 2)).toThrow(/no local fallback for algorithm 'leaky-bucket'/);
   });
 

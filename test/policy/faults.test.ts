@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import type { Decision, FailureMode } from '../../src/decision.js';
 import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
-import { createHeartbeat, type DegradedEvent, type Heartbeat, withFailurePolicy } from '../../src/policy/index.js';
+import { type DegradedEvent, withFailurePolicy } from '../../src/policy/index.js';
+import { createHeartbeat, type Heartbeat } from '../../src/stores/redis/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/redis-limiter.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
@@ -217,7 +218,7 @@ describe('fault tests (real redis-server)', () => {
       deadlineMs: 1000,
       fallback: { instances: heartbeat },
       breaker: { failureThreshold: 5, coolDownMs: 200 },
-      warn: false,
+      onWarning: false,
     });
     expect(await limiter.limit('k', { failure: 'open' })).toMatchObject({
       allowed: true,
@@ -279,7 +280,7 @@ describe('fault tests (real redis-server)', () => {
       failure: 'closed',
       deadlineMs: 100,
       breaker: { failureThreshold: 3, coolDownMs: 60_000 },
-      warn: false,
+      onWarning: false,
     });
     const keys = ['k0', 'k1', 'k2', 'k3'];
     for (const key of keys) await limiter.limit(key); // one lease of 20 per key: 19 left each
@@ -318,7 +319,7 @@ describe('fault tests (real redis-server)', () => {
           {
             fallback: { instances: heartbeat },
             breaker: { failureThreshold: 3, coolDownMs: 300 },
-            warn: false,
+            onWarning: false,
           },
         );
         return { heartbeat, limiter };

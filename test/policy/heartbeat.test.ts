@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, StoreUnavailableError } from '../../src/errors.js';
-import { createHeartbeat, type Heartbeat } from '../../src/policy/index.js';
+import { createHeartbeat, type Heartbeat } from '../../src/stores/redis/index.js';
 import { freePort, type RedisServer, startRedis } from '../support/redis-server.js';
 import { countingClient, disconnectAll, resilientClient, sleep } from './support/clients.js';
 

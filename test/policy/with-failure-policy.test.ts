@@ -12,6 +12,7 @@ import {
 } from '../../src/policy/index.js';
 import { createMemoryLimiter, type MemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 import { manualClock, runConformance } from '../../src/testing/index.js';
+import type { SluiceWarning } from '../../src/warnings.js';
 import { faultyLimiter } from './support/faulty-limiter.js';
 
 const HOUR = 3_600_000;
@@ -212,13 +213,13 @@ describe('withFailurePolicy: a failing store', () => {
     expect((await limiter.limit('k')).allowed).toBe(true);
   });
 
-  it('without onDegraded, the first degradation emits one SLUICE_DEGRADED warning; warn: false silences it', async () => {
+  it('without onDegraded, the first degradation emits one SLUICE_DEGRADED warning; onWarning: false silences it', async () => {
     const warnings: Error[] = [];
     const listener = (warning: Error) => warnings.push(warning);
     process.on('warning', listener);
     try {
       const loud = setup({ failure: 'open', onDegraded: undefined });
-      const quiet = setup({ failure: 'open', onDegraded: undefined, warn: false });
+      const quiet = setup({ failure: 'open', onDegraded: undefined, onWarning: false });
       loud.store.fault = 'refuse';
       quiet.store.fault = 'refuse';
       for (let i = 0; i < 5; i++) {
@@ -230,6 +231,16 @@ describe('withFailurePolicy: a failing store', () => {
     } finally {
       process.off('warning', listener);
     }
+  });
+
+  it('the SLUICE_DEGRADED warning goes once to an onWarning sink, with its docs/errors.md entry', async () => {
+    const seen: SluiceWarning[] = [];
+    const { limiter, store } = setup({ failure: 'open', onDegraded: undefined, onWarning: (w) => seen.push(w) });
+    store.fault = 'refuse';
+    for (let i = 0; i < 3; i++) await limiter.limit('k');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.code).toBe('SLUICE_DEGRADED');
+    expect(seen[0]?.message).toMatch(/degraded to 'open'.*\(see docs\/errors\.md#sluice_degraded\)$/);
   });
 });
 
@@ -311,7 +322,7 @@ describe('withFailurePolicy over a leased limiter', () => {
       deadlineMs: 10,
       breaker: { failureThreshold: 2, coolDownMs: 1000 },
       clock: clock.now,
-      warn: false,
+      onWarning: false,
     });
     await limiter.limit('a');
     await limiter.limit('b'); // one lease of 10 each: 9 left each
@@ -395,7 +406,10 @@ describe('withFailurePolicy: reset, close and configuration', () => {
     expect(() => withFailurePolicy(inner, { fallback: { instances: 0 } })).toThrow(ConfigError);
     expect(() => withFailurePolicy(inner, { fallback: {} as never })).toThrow(ConfigError);
     expect(() => withFailurePolicy(inner, { breaker: { failureThreshold: -1 } })).toThrow(ConfigError);
-    const other = { ...inner, algorithm: { ...inner.algorithm, name: 'leaky-bucket' as never } };
+    const other = {
+      ...inner,
+      algorithm: { ...inner.algorithm, name: 'leaky-bucket' as never, divide: undefined as never },
+    };
     expect(() => withFailurePolicy(other, { fallback: { instances: 2 } })).toThrow(ConfigError);
   });
 });

@@ -1,7 +1,7 @@
 import { Redis as IORedis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { ClockError, ConfigError, gcra, type Limiter } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { profiles } from '../../src/testing/profiles.js';
 import { freePort, useRedisServer } from '../support/redis-server.js';
 

@@ -2,9 +2,8 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gcra, StoreUnavailableError, tokenBucket } from '../../src/index.js';
-import { createRedisLimiter, type ScriptClient } from '../../src/redis.js';
-import type { LuaScript } from '../../src/stores/redis/script.js';
-import { perNodeScript } from '../../src/stores/redis/scripts/compose.js';
+import { createRedisLimiter, type ScriptClient } from '../../src/stores/redis/index.js';
+import { type AlgorithmScript, perNodeScript } from '../../src/stores/redis/scripts/compose.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { profiles } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
@@ -131,7 +130,7 @@ describe('exact decision batching', () => {
   });
 
   it('decides a GCRA key of another type under the prefix as fresh, per slot and per master alike', async () => {
-    const gcraScript = scripts.gcra as LuaScript;
+    const gcraScript = scripts.gcra as AlgorithmScript;
     const hashKey = async () => {
       const key = `${prefix()}{h}`;
       await admin.hset(key, 'd', '5');

@@ -2,7 +2,7 @@ import { Redis as Valkey } from 'iovalkey';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/index.js';
-import { createRedisLimiter, toScriptClient } from '../../src/redis.js';
+import { createRedisLimiter, toScriptClient } from '../../src/stores/redis/index.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { profiles } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';

@@ -5,7 +5,7 @@ import type { Cluster } from 'ioredis';
 import type { Cluster as ValkeyCluster } from 'iovalkey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Decision, gcra, type Limiter } from '../../src/index.js';
-import { createRedisLimiter, keySlot } from '../../src/redis.js';
+import { createRedisLimiter, keySlot } from '../../src/stores/redis/index.js';
 import { perNodeScript } from '../../src/stores/redis/scripts/compose.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { gcra } from '../../src/index.js';
-import { createRedisLimiter, createShardedLimiter, keySlot } from '../../src/redis.js';
+import { createShardedLimiter, gcra } from '../../src/index.js';
+import { createRedisLimiter, keySlot } from '../../src/stores/redis/index.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { manualClock } from '../../src/testing/index.js';
 import { clusterSuite } from './cluster-suite.js';

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { expect } from 'vitest';
 import { gcra, type Limiter } from '../../src/index.js';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import type { DataNode, TestSentinel } from '../support/sentinel.js';
 import { errorsBetween, serverStats } from './support.js';

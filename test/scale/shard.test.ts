@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Algorithm, ConfigError, gcra } from '../../src/index.js';
-import { createRedisLimiter, createShardedLimiter } from '../../src/redis.js';
+import { type Algorithm, ConfigError, createShardedLimiter, gcra } from '../../src/index.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { manualClock } from '../../src/testing/index.js';
 import { useRedisServer } from '../support/redis-server.js';
 

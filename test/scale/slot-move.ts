@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/index.js';
-import { createRedisLimiter, keySlot } from '../../src/redis.js';
+import { createRedisLimiter, keySlot } from '../../src/stores/redis/index.js';
 import { manualClock } from '../../src/testing/index.js';
 import type { ClusterNode, TestCluster } from '../support/cluster.js';
 import { errorsBetween, serverStats } from './support.js';

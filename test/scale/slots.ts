@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { gcra } from '../../src/index.js';
-import { createRedisLimiter, keySlot } from '../../src/redis.js';
+import { createRedisLimiter, keySlot } from '../../src/stores/redis/index.js';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import type { TestCluster } from '../support/cluster.js';
 import { errorsBetween, randomIdentifier, scriptCallsBetween, serverStats } from './support.js';

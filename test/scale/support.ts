@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { describe, it } from 'vitest';
-import { type CommandStats, parseCommandStats, roundTripsBetween } from '../../src/fleet/commandstats.js';
-import { createRedisLimiter, type RedisLimiterOptions } from '../../src/redis.js';
+import { type CommandStats, parseCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
+import { createRedisLimiter, type RedisLimiterOptions } from '../../src/stores/redis/index.js';
 import { runConformance } from '../../src/testing/index.js';
 import { held } from '../support/held-keys.js';
 

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { Redis as Valkey } from 'iovalkey';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisLimiter } from '../../src/redis.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { profiles } from '../../src/testing/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { runRedisConformance } from './support.js';

@@ -1,4 +1,10 @@
-import { defineScript, type LuaScript, runScript, type ScriptClient, toScriptClient } from '../../src/redis.js';
+import {
+  defineScript,
+  type LuaScript,
+  runScript,
+  type ScriptClient,
+  toScriptClient,
+} from '../../src/stores/redis/index.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 
 /*
@@ -14,11 +20,13 @@ import { scripts } from '../../src/stores/redis/scripts/index.js';
 const HOLD = "for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], 3600000) end\nreturn replies\n";
 
 const heldScripts = new Map<string, LuaScript>(
-  Object.values(scripts).map((script) => {
-    const source = script.source.replace(/return replies\n$/, HOLD);
-    if (source === script.source) throw new Error('the script no longer ends with `return replies`');
-    return [script.sha, defineScript(source)];
-  }),
+  await Promise.all(
+    Object.values(scripts).map(async (script) => {
+      const source = script.source.replace(/return replies\n$/, HOLD);
+      if (source === script.source) throw new Error('the script no longer ends with `return replies`');
+      return [script.sha, await defineScript(source)] as const;
+    }),
+  ),
 );
 
 /** Runs algorithm scripts with their keys held for an hour; any other script runs as it is. */
@@ -30,7 +38,7 @@ export function holdingKeys(client: ScriptClient): ScriptClient {
       const script = heldScripts.get(sha);
       return script ? run(script, keys, args) : client.evalsha(sha, keys, args);
     },
-    eval: (source, keys, args) => run(defineScript(source), keys, args),
+    eval: async (source, keys, args) => run(await defineScript(source), keys, args),
   };
 }
 

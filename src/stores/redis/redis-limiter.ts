@@ -12,19 +12,15 @@ import {
   requireInteger,
   requireOptions,
 } from '../../validate.js';
+import { createWarner, type WarningSink } from '../../warnings.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
-import {
-  type ClientWrapper,
-  defineScript,
-  type LuaScript,
-  runScript,
-  type ScriptClient,
-  type StoreOperation,
-} from './script.js';
-import { costArg, perNodeScript } from './scripts/compose.js';
+import { warnIfEvicting } from './eviction.js';
+import { type ClientWrapper, runScript, type ScriptClient, type StoreOperation } from './script.js';
+import { type AlgorithmScript, costArg, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
+import { resetScript } from './scripts/reset.js';
 
 /** Options of {@link createRedisLimiter}. */
 export interface RedisLimiterOptions {
@@ -58,6 +54,13 @@ export interface RedisLimiterOptions {
    * not wrapped.
    */
   wrapClient?: ClientWrapper;
+  /**
+   * Where warnings go. On first use the limiter reads the server's `maxmemory-policy` (one
+   * `INFO memory` per ioredis/iovalkey/node-redis client, in the background) and warns once
+   * (`SLUICE_REDIS_EVICTION`) when the server can evict its keys. Default `process.emitWarning`; `false` turns warnings off
+   * and skips the read.
+   */
+  onWarning?: WarningSink;
 }
 
 /**
@@ -87,6 +90,14 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const batcher = batcherOf(clients.batch, script, read, options);
   const refundScript = refundScripts[algorithm.name];
 
+  const warn = createWarner(options.onWarning);
+  let evictionChecked = options.onWarning === false;
+  const firstUse = () => {
+    if (evictionChecked) return;
+    evictionChecked = true;
+    warnIfEvicting(options.client, warn);
+  };
+
   const nowArg = () => (clock ? String(readClock(clock)) : '');
   // Validates the caller's key, then gives the stored key: one hash tag per key, Cluster-safe.
   const redisKeyOf = (key: string): string => {
@@ -109,6 +120,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     async limit(key, limitOptions) {
       const redisKey = redisKeyOf(key);
       const cost = costOf(limitOptions);
+      firstUse();
       if (batcher) return batcher.decide(redisKey, nowArg(), cost, true).catch(failedTo.decide);
       const reply = await runScript(
         clients.decide,
@@ -121,6 +133,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     async peek(key) {
       const redisKey = redisKeyOf(key);
       const now = nowArg();
+      firstUse();
       // One round trip: the script decides cost 0 and an unapplied cost 1 on the same key.
       // Batched, both join the queue, so the peek sees the decisions queued before it.
       if (batcher) {
@@ -160,7 +173,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
 
 function batcherOf(
   client: ScriptClient,
-  script: LuaScript,
+  script: AlgorithmScript,
   read: ReplyReader<Decision>,
   options: RedisLimiterOptions,
 ): Batcher<Decision> | undefined {
@@ -188,8 +201,6 @@ function clientsOf(client: ScriptClient, wrap: ClientWrapper | undefined) {
   const of = (operation: StoreOperation) => (wrap ? wrap(client, operation) : client);
   return { decide: of('decide'), peek: of('peek'), batch: of('batch'), refund: of('refund'), reset: of('reset') };
 }
-
-const resetScript = defineScript("return redis.call('DEL', KEYS[1])");
 
 /**
  * Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a

@@ -1,14 +1,24 @@
-import { createHash } from 'node:crypto';
-
-/** A Lua script with its SHA1, computed once from the source. */
+/** A Lua script with the SHA-1 (hex) of its UTF-8 source, the name Redis caches it by. */
 export interface LuaScript {
   readonly source: string;
   readonly sha: string;
 }
 
-/** Names a script by the SHA1 Redis will give it, so EVALSHA can be tried first. */
-export function defineScript(source: string): LuaScript {
-  return { source, sha: createHash('sha1').update(source).digest('hex') };
+/**
+ * Names a script by the SHA-1 Redis will give it, so EVALSHA can be tried first. Hashes with Web
+ * Crypto, which Node, Bun, Deno and Workers all have, hence async; Sluice's own scripts carry
+ * SHA-1s computed when their snapshots were generated (src/stores/redis/lua/shas.ts).
+ * @example
+ * ```ts
+ * import { defineScript, runScript, toScriptClient } from 'sluice/redis';
+ * declare const redis: unknown; // an ioredis, iovalkey or node-redis client
+ * const incr = await defineScript("return redis.call('INCR', KEYS[1])");
+ * const count = await runScript(toScriptClient(redis), incr, ['visits'], []);
+ * ```
+ */
+export async function defineScript(source: string): Promise<LuaScript> {
+  const digest = await crypto.subtle.digest('SHA-1', new TextEncoder().encode(source));
+  return { source, sha: Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('') };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { gcra } from '../../../src/algorithms/gcra.js';
 import type { Limiter } from '../../../src/limiter.js';
-import { createRedisLimiter } from '../../../src/redis.js';
+import { createRedisLimiter } from '../../../src/stores/redis/index.js';
 
 /** Redis limiters on a port nothing listens on: every call rejects with StoreUnavailableError. */
 export function deadRedis(port: number) {

@@ -8,11 +8,11 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import Koa from 'koa';
-import { rateLimit as expressRateLimit } from '../../../src/express.js';
-import { rateLimit as fastifyRateLimit } from '../../../src/fastify.js';
-import { rateLimit as honoRateLimit } from '../../../src/hono.js';
-import { type HttpLimitOptions, withRateLimit } from '../../../src/http.js';
-import { rateLimit as koaRateLimit } from '../../../src/koa.js';
+import { rateLimit as expressRateLimit } from '../../../src/http/express/index.js';
+import { rateLimit as fastifyRateLimit } from '../../../src/http/fastify/index.js';
+import { rateLimit as honoRateLimit } from '../../../src/http/hono/index.js';
+import { type HttpLimitOptions, withRateLimit } from '../../../src/http/index.js';
+import { rateLimit as koaRateLimit } from '../../../src/http/koa/index.js';
 
 // express@4 is installed under the alias `express4` (no types of its own; the API used here is shared).
 const express4 = createRequire(import.meta.url)('express4') as typeof express;

@@ -2,11 +2,11 @@ import { expect } from 'vitest';
 import { fixedWindow } from '../../../src/algorithms/fixed-window.js';
 import { gcra } from '../../../src/algorithms/gcra.js';
 import type { Algorithm } from '../../../src/algorithms/types.js';
-import type { HttpLimitOptions, HttpWarning } from '../../../src/http.js';
+import type { HttpLimitOptions, SluiceWarning } from '../../../src/http/index.js';
 import type { Limiter } from '../../../src/limiter.js';
 import { withFailurePolicy } from '../../../src/policy/index.js';
-import { createRedisLimiter } from '../../../src/redis.js';
 import { createMemoryLimiter } from '../../../src/stores/memory/memory-limiter.js';
+import { createRedisLimiter } from '../../../src/stores/redis/index.js';
 import type { RedisServer } from '../../support/redis-server.js';
 import { send, sendFrom, sendRaw } from './client.js';
 import type { Harness, StartOptions, TestServer } from './harnesses.js';
@@ -116,11 +116,11 @@ export const scenarios: readonly Scenario[] = [
     name: 'trusted proxy, limit 2: third X-Forwarded-For request → 429, keyed 203.0.113.5 whatever the leftmost says',
     async run(harness) {
       const limiter = memory(perMinute(2), manualClock().read);
-      const warnings: HttpWarning[] = [];
+      const warnings: SluiceWarning[] = [];
       // Stand-in for 10.0.0.1: a test cannot originate TCP from 10.0.0.1 without root network setup, so the
       // trusted proxy is the loopback address the fetch comes from. The walk with a literal 10.0.0.1 socket
       // is pinned in proxy.test.ts and core.test.ts (injected remote address).
-      const options = { limiter, trustProxy: '127.0.0.1', onWarning: (w: HttpWarning) => warnings.push(w) };
+      const options = { limiter, trustProxy: '127.0.0.1', onWarning: (w: SluiceWarning) => warnings.push(w) };
       await withServer(harness, options, async ({ url }) => {
         const xff = ['198.51.100.7, 203.0.113.5', '198.51.100.8, 203.0.113.5', '198.51.100.9, 203.0.113.5'];
         expect(
@@ -144,7 +144,7 @@ export const scenarios: readonly Scenario[] = [
     name: 'no trust configured: the same requests are keyed by the socket address and one warning fires',
     async run(harness) {
       const limiter = memory(perMinute(2), manualClock().read);
-      const warnings: HttpWarning[] = [];
+      const warnings: SluiceWarning[] = [];
       await withServer(harness, { limiter, onWarning: (w) => warnings.push(w) }, async ({ url }) => {
         const xff = ['198.51.100.7, 203.0.113.5', '198.51.100.8, 203.0.113.5', '198.51.100.9, 203.0.113.5'];
         expect(
@@ -368,13 +368,13 @@ export const scenarios: readonly Scenario[] = [
   {
     name: 'per-route failure mode: store down → login fails closed (503), the rest fails open (200, one warning)',
     async run(harness, env) {
-      const warnings: HttpWarning[] = [];
+      const warnings: SluiceWarning[] = [];
       const storeErrors: unknown[] = [];
       const options = {
         limiter: env.deadLimiter(),
-        failureMode: 'open',
-        routes: { 'POST /login': { failureMode: 'closed' } },
-        onWarning: (w: HttpWarning) => warnings.push(w),
+        failure: 'open',
+        routes: { 'POST /login': { failure: 'closed' } },
+        onWarning: (w: SluiceWarning) => warnings.push(w),
         onStoreError: (error: unknown) => storeErrors.push(error),
       } as const;
       await withServer(harness, options, async ({ url, hits }) => {
@@ -401,8 +401,8 @@ export const scenarios: readonly Scenario[] = [
   {
     name: 'failure policy (withFailurePolicy) decides: a degraded fail-closed denial → 503 with the degraded reason',
     async run(harness, env) {
-      const limiter = withFailurePolicy(env.deadLimiter(), { failure: 'open', warn: false });
-      const options = { limiter, routes: { 'POST /login': { failureMode: 'closed' } } } as const;
+      const limiter = withFailurePolicy(env.deadLimiter(), { failure: 'open', onWarning: false });
+      const options = { limiter, routes: { 'POST /login': { failure: 'closed' } } } as const;
       await withServer(harness, options, async ({ url, hits }) => {
         const open = await send(`${url}/hello`);
         expect(open.status).toBe(200);

@@ -1,6 +1,6 @@
-import { readCommandStats, roundTripsBetween } from '../../../src/fleet/commandstats.js';
+import { readCommandStats, roundTripsBetween } from '../../../bench/lib/commandstats.mjs';
 import { type Algorithm, createLeasedLimiter, gcra, type LeasedLimiter } from '../../../src/index.js';
-import { createRedisLimiter } from '../../../src/redis.js';
+import { createRedisLimiter } from '../../../src/stores/redis/index.js';
 import { manualClock } from '../../../src/testing/index.js';
 import type { RedisServer } from '../../support/redis-server.js';
 import { type RecordingRemote, recordingRemote } from './recording-remote.js';

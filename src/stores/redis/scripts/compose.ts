@@ -1,26 +1,68 @@
-import { defineScript, type LuaScript } from '../script.js';
+import type { AlgorithmName } from '../../../algorithms/types.js';
+import { scriptShas } from '../lua/shas.js';
+import type { LuaScript } from '../script.js';
 
-/*
- * Every algorithm script is PRELUDE + the algorithm's body + LOOP, so one script decides one
- * key or a batch of keys atomically, in one round trip.
+/**
+ * An algorithm's Lua twin, as named blocks of Lua that the composer places: the composer owns
+ * the prelude, each function's signature and the loop over a call's decisions; the algorithm
+ * owns its rule. The result of each composition is committed as src/stores/redis/lua/<name>.lua
+ * (`npm run lua:snapshots`), where it reads top to bottom.
  *
- * ARGV layout: [1] now in ms, or '' for the server's TIME; [2 .. 1+P] the algorithm's integer
- * parameters (`Algorithm.scriptParams`); then one integer per key in KEYS (see {@link costArg}):
- * the cost to apply if admitted, or −1 − cost to only report it (a peek); or a single one that
- * every key shares, which is how a batch of like decisions (the usual cost of 1) travels.
- * Reply: 4 integers per key, {allowed 0|1, remaining, retryAfterMs (−1: never), resetAfterMs};
- * or {'error', message, 0, 0} for a decision one of whose commands failed (see DECIDE_ONE).
- * Integers only: Redis truncates Lua floats in replies.
- *
- * The body reads its parameters from ARGV[2..] and defines `decide(key, cost, commit, i)`,
- * returning the four integers for one key as four values (no table per decision: the loop is
- * the hot path of a batch); `i` is the decision's place in KEYS, for `read_ahead`. Helpers
- * below are the Lua twins of src/algorithms/integer.ts, so memory and Redis agree to the unit.
- * Numbers go to redis.call as numbers: Redis writes them with 17 significant digits, so
- * integers up to 2^53 are stored in full. (`string.format('%d')` is cheaper on Redis 7.0, which
- * converts with `%.17g`, but dearer on Valkey 8, which converts faster: docs/deployment.md.)
+ * Every block may read the prelude: `floor`, `max` (math's), `floor_div(a, b)` and
+ * `ceil_div(a, b)` (twins of src/algorithms/integer.ts, so memory and Redis agree to the unit),
+ * `now_ms` (the call's clock, integer ms) and `fresh_if_unowned(key)` (drops a key Sluice did not
+ * write, returns whether it did); and each parameter, a number in a local named as in `params`.
+ * Numbers go to redis.call as numbers: Redis writes them with 17 significant digits, so integers
+ * up to 2^53 are stored in full. (`string.format('%d')` is cheaper on Redis 7.0, which converts
+ * with `%.17g`, but dearer on Valkey 8, which converts faster: docs/deployment.md.)
  */
+export interface LuaAlgorithm {
+  /** The algorithm's name, which names its snapshots (`gcra.lua`, `gcra.per-master.lua`, …). */
+  readonly name: AlgorithmName;
+  /** The snapshot's first line: the algorithm and its core twin. */
+  readonly title: string;
+  /** What a key holds (type, fields, units) and its TTL, for the snapshot's header. */
+  readonly key: string;
+  /** ARGV[2 ..] in `Algorithm.scriptParams` order: each parameter's Lua name and its meaning and unit. */
+  readonly params: readonly (readonly [name: string, doc: string])[];
+  /** Statements run once per call before its first decision: helpers and the call's own state. */
+  readonly state?: string;
+  /**
+   * Body of `read_ahead(keys)`, called once with all of KEYS before the first decision of a
+   * call whose keys share one slot (never on the per-master path, whose keys span slots); for
+   * reading every key in one command, not one each.
+   */
+  readonly readAhead?: string;
+  /**
+   * Body of `decide(key, cost, commit, i)`: decides `cost` units (an integer ≥ 0) for `key`,
+   * applying them only when admitted and `commit` is true. `i` is the decision's place in KEYS,
+   * nil on the per-master path. Returns four integers as four values (no table per decision: this
+   * is the hot path): allowed (0|1), remaining units, retry after ms (−1: never), reset after ms.
+   * Integers only: Redis truncates Lua floats in replies. A failing command raises; the composer
+   * fails that decision alone.
+   */
+  readonly decide: string;
+  /**
+   * Body of `write_back()`, called once after a call's last decision, on both paths: writes the
+   * state `decide` kept in Lua between the decisions of one call (a hot key in a batch), once
+   * per key.
+   */
+  readonly writeBack?: string;
+  /**
+   * Body of `refund(key, units)` for the algorithm's refund script: gives `units` back to `key`.
+   * Omitted: the algorithm's Redis limiter has no `refund`.
+   */
+  readonly refund?: string;
+}
+
+/** A decision script, with its per-master twin (see {@link perNodeScript}). */
+export interface AlgorithmScript extends LuaScript {
+  readonly perNode: LuaScript;
+}
+
+/** What every script starts with: integer helpers, the call's clock, key ownership. */
 const PRELUDE = `
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
 local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
 local function floor_div(a, b)
   local q = floor(a / b)
@@ -40,18 +82,6 @@ local function fresh_if_unowned(key)
   redis.call('DEL', key)
   return true
 end
--- Runs once after a call's last decision. An algorithm that keeps a key's new state in Lua
--- between the decisions of one call (a hot key in a batch) writes it here, once per key.
-local write_back = function() end
--- Runs once before the first decision of a call whose keys share one slot, given them all.
--- An algorithm keeping one string per key reads them here in one MGET, not one GET each.
-local read_ahead = function() end
--- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
-local function cost_of(arg)
-  local n = tonumber(arg)
-  if n >= 0 then return n, true end
-  return -1 - n, false
-end
 `;
 
 /*
@@ -62,6 +92,14 @@ end
  * per decision (callgrind).
  */
 const DECIDE_ONE = `
+-- The call: each decision in turn, under pcall.
+-- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
+local function cost_of(arg)
+  local n = tonumber(arg)
+  if n >= 0 then return n, true end
+  return -1 - n, false
+end
+-- A failing command fails its own decision; the call's others stand as if alone.
 local function decide_one(key, cost, commit, i)
   local ok, allowed, remaining, retry, reset = pcall(decide, key, cost, commit, i)
   if ok then return allowed, remaining, retry, reset end
@@ -70,9 +108,11 @@ local function decide_one(key, cost, commit, i)
 end
 `;
 
-const LOOP = `${DECIDE_ONE}
-read_ahead(KEYS)
-local replies = {}
+/** The per-slot loop: decision i decides KEYS[i]. */
+function slotLoop(lua: LuaAlgorithm): string {
+  const costsAt = 2 + lua.params.length;
+  return `${DECIDE_ONE}${lua.readAhead ? 'read_ahead(KEYS)\n' : ''}local replies = {}
+local costs_at = ${costsAt}
 local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
 local cost, commit = cost_of(ARGV[costs_at])
 for i = 1, #KEYS do
@@ -80,26 +120,21 @@ for i = 1, #KEYS do
   local at = 4 * i
   replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(KEYS[i], cost, commit, i)
 end
-write_back()
-return replies
+${lua.writeBack ? 'write_back()\n' : ''}return replies
 `;
+}
 
 /*
- * The per-node variant decides keys of many slots that one Cluster master serves. Redis
- * refuses CROSSSLOT for declared KEYS before it reads a script's flags, so only the first key
- * is declared (KEYS[1]) and every key travels in ARGV; `allow-cross-slot-keys` (Redis ≥ 7.0,
- * Valkey) lets the script touch them. A script is not a transaction: a key found not to be
- * served here halfway through would leave the keys before it charged. So a pre-pass asks
- * EXISTS of every key first, under pcall: a key of a slot this node does not serve (stale map)
- * or a key missing from a slot it is migrating away errors, and the script returns
- * {'not-local', error} having written nothing.
- *
- * ARGV layout: [1] now, [2 .. 1+P] parameters, then one (key, costArg) pair per decision,
- * then the number of decisions n. Reply: 4 integers per decision, or the 2-element
- * not-local reply.
+ * The per-master loop decides keys of many slots that one Cluster master serves. Redis refuses
+ * CROSSSLOT for declared KEYS before it reads a script's flags, so only the first key is declared
+ * (KEYS[1]) and every key travels in ARGV; `allow-cross-slot-keys` (Redis ≥ 7.0, Valkey) lets the
+ * script touch them. A script is not a transaction: a key found not to be served here halfway
+ * through would leave the keys before it charged. So a pre-pass asks EXISTS of every key first,
+ * under pcall: a key of a slot this node does not serve (stale map) or a key missing from a slot
+ * it is migrating away errors, and the script returns {'not-local', error} having written nothing.
  */
-const NODE_LOOP = `${DECIDE_ONE}
-local n = tonumber(ARGV[#ARGV])
+function masterLoop(lua: LuaAlgorithm): string {
+  return `${DECIDE_ONE}local n = tonumber(ARGV[#ARGV])
 local first = #ARGV - 1 - 2 * n
 for i = 1, n do
   local found = redis.pcall('EXISTS', ARGV[first + 2 * i - 1])
@@ -111,9 +146,127 @@ for i = 1, n do
   local cost, commit = cost_of(ARGV[arg])
   replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(ARGV[arg - 1], cost, commit)
 end
-write_back()
-return replies
+${lua.writeBack ? 'write_back()\n' : ''}return replies
 `;
+}
+
+const NOW_ROW = ['ARGV[1]', "now, ms; '' for the server's TIME"] as const;
+const COST_DOC = 'cost in units to apply if admitted,\nor -1 - cost to only report it (a peek)';
+const REPLY_ROW = [
+  'Reply',
+  "4 integers per decision: allowed 0|1, remaining units, retry after ms (-1: never),\nreset after ms; or 'error', message, 0, 0 for a decision whose command failed",
+] as const;
+
+/** A comment table, one row per entry: a label and its text, whose later lines align under it. */
+function header(lines: readonly string[], rows: readonly (readonly [string, string])[]): string {
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  const table = rows.flatMap(([label, text]) =>
+    text.split('\n').map((line, at) => `${(at === 0 ? label : '').padEnd(width)}${line}`),
+  );
+  return `${[...lines, '', ...table].map((line) => `-- ${line}`.trimEnd()).join('\n')}\n`;
+}
+
+function origin(name: string): string {
+  return `Composed from src/stores/redis/scripts/${name}.ts by compose.ts (npm run lua:snapshots).`;
+}
+
+function paramRows(lua: LuaAlgorithm): [string, string][] {
+  return lua.params.map(([name, doc], at) => [`ARGV[${2 + at}]`, `${name}: ${doc}`]);
+}
+
+function paramLocals(lua: LuaAlgorithm): string {
+  return lua.params.map(([name], at) => `local ${name} = tonumber(ARGV[${2 + at}])\n`).join('');
+}
+
+/** Lua text from a template literal, without the newlines that open and close it. */
+function block(text: string | undefined): string {
+  return text === undefined ? '' : `${text.replace(/^\n|\n$/g, '')}\n`;
+}
+
+function fn(signature: string, body: string | undefined): string {
+  return body === undefined ? '' : `local function ${signature}\n${block(body)}end\n`;
+}
+
+/** The rule: the algorithm's blocks in reading order. */
+function rule(lua: LuaAlgorithm, withReadAhead: boolean): string {
+  return [
+    '\n-- The rule: its parameters, its state for the call, one decision.\n',
+    paramLocals(lua),
+    block(lua.state),
+    withReadAhead ? fn('read_ahead(keys)', lua.readAhead) : '',
+    fn('decide(key, cost, commit, i)', lua.decide),
+    fn('write_back()', lua.writeBack),
+  ].join('');
+}
+
+/** A script Sluice ships, named by its snapshot, with the SHA-1 committed beside the snapshots. */
+export function shippedScript(name: string, source: string): LuaScript {
+  // A name missing from shas.ts (a script not yet snapshotted) still runs, by EVAL after
+  // NOSCRIPT; the snapshot test fails until `npm run lua:snapshots` records it.
+  return { source, sha: scriptShas[name] ?? '' };
+}
+
+/**
+ * The algorithm's decision script: one key, or a batch of keys sharing one slot, decided in
+ * order in one atomic call. Its per-master twin rides along as `perNode`.
+ */
+export function algorithmScript(lua: LuaAlgorithm): AlgorithmScript {
+  const slot = header(
+    [lua.title, 'Decides each key of KEYS in order, in one atomic call.', origin(lua.name)],
+    [
+      ['KEYS[i]', lua.key],
+      NOW_ROW,
+      ...paramRows(lua),
+      [`ARGV[${2 + lua.params.length}..]`, `one per key: its ${COST_DOC};\none for every key when they are alike`],
+      REPLY_ROW,
+    ],
+  );
+  const master = header(
+    [lua.title, 'Decides keys of many slots that this Cluster master serves, in one atomic call.', origin(lua.name)],
+    [
+      ['KEYS[1]', "the first decision's key, declared for routing only: every key travels in ARGV"],
+      ['each key', lua.key],
+      NOW_ROW,
+      ...paramRows(lua),
+      [`ARGV[${2 + lua.params.length}..]`, `per decision, a pair: its key, then its ${COST_DOC}`],
+      ['ARGV[#ARGV]', 'n, the number of decisions'],
+      [REPLY_ROW[0], `${REPLY_ROW[1]};\nor 'not-local', error when a key is not served here, having written nothing`],
+    ],
+  );
+  return {
+    ...shippedScript(lua.name, `${slot}${PRELUDE}${rule(lua, true)}${slotLoop(lua)}`),
+    perNode: shippedScript(
+      `${lua.name}.per-master`,
+      `#!lua flags=allow-cross-slot-keys\n${master}${PRELUDE}${rule(lua, false)}${masterLoop(lua)}`,
+    ),
+  };
+}
+
+/**
+ * The algorithm's refund script: gives units back to one key (a lease's return). Refunds are
+ * rare, so it has no batch loop, and it reads only the prelude, its parameters and its `refund`.
+ */
+export function refundScript(lua: LuaAlgorithm & { readonly refund: string }): LuaScript {
+  const top = header(
+    [lua.title, "Refund: gives units back to one key (a lease's unused units).", origin(lua.name)],
+    [
+      ['KEYS[1]', lua.key],
+      NOW_ROW,
+      ...paramRows(lua),
+      [`ARGV[${2 + lua.params.length}]`, 'units to give back'],
+      ['Reply', '1'],
+    ],
+  );
+  return shippedScript(
+    `${lua.name}.refund`,
+    `${top}${PRELUDE}\n-- The rule: its parameters, one refund.\n${paramLocals(lua)}${fn('refund(key, units)', lua.refund)}refund(KEYS[1], tonumber(ARGV[#ARGV]))\nreturn 1\n`,
+  );
+}
+
+/** The per-master twin of a decision script (see {@link algorithmScript}). */
+export function perNodeScript(script: AlgorithmScript): LuaScript {
+  return script.perNode;
+}
 
 /**
  * A decision's argument: `cost` (a non-negative integer) to apply it if admitted, `−1 − cost` to
@@ -125,14 +278,6 @@ export function costArg(cost: number, commit: boolean): number {
 }
 
 /**
- * Builds an algorithm's script from its body (which defines `decide(key, cost, commit, i)`) and
- * the number of parameters the body reads from ARGV[2 ..].
- */
-export function algorithmScript(params: number, body: string): LuaScript {
-  return defineScript(`${PRELUDE}local costs_at = ${2 + params}\n${body}${LOOP}`);
-}
-
-/**
  * A call's cost arguments (one {@link costArg} per decision, in order): the one they all share
  * when they are alike, so Redis parses one argument instead of one per decision.
  */
@@ -140,19 +285,4 @@ export function sharedCostArgs(costs: readonly number[]): readonly number[] {
   const first = costs[0];
   for (const cost of costs) if (cost !== first) return costs;
   return costs.slice(0, 1);
-}
-
-/** The per-node variant of a script {@link algorithmScript} built (see NODE_LOOP). */
-export function perNodeScript(script: LuaScript): LuaScript {
-  if (!script.source.endsWith(LOOP)) throw new Error('not an algorithm script');
-  return defineScript(`#!lua flags=allow-cross-slot-keys${script.source.slice(0, -LOOP.length)}${NODE_LOOP}`);
-}
-
-/**
- * Builds an algorithm's refund script from its body (which defines `refund(key, units)`).
- * ARGV: [1] now in ms or '', [2 .. 1+P] the algorithm's parameters, [2+P] units to give back.
- * Reply: 1. One key per call: refunds are rare (lease return), so they need no batch loop.
- */
-export function refundScript(body: string): LuaScript {
-  return defineScript(`${PRELUDE}${body}\nrefund(KEYS[1], tonumber(ARGV[#ARGV]))\nreturn 1\n`);
 }

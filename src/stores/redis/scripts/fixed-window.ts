@@ -1,18 +1,15 @@
-import { algorithmScript } from './compose.js';
+import { algorithmScript, type LuaAlgorithm } from './compose.js';
 
-/**
- * Fixed window, the twin of `src/algorithms/fixed-window.ts`.
- * KEY      hash {n = units admitted in the window, e = the window's end, ms};
- *          TTL = the time until the window ends
- * ARGV[2]  limit, units per window
- * ARGV[3]  window, ms
- */
-export const fixedWindowScript = algorithmScript(
-  2,
-  `
-local limit = tonumber(ARGV[2])
-local window = tonumber(ARGV[3])
-local function decide(key, cost, commit)
+/** Fixed window, the twin of `src/algorithms/fixed-window.ts`; composed into src/stores/redis/lua/. */
+export const fixedWindowLua = {
+  name: 'fixed-window',
+  title: 'Fixed window, the twin of src/algorithms/fixed-window.ts.',
+  key: "a hash {n = units admitted in the window, e = the window's end, ms};\nTTL = the time until the window ends",
+  params: [
+    ['limit', 'units per window'],
+    ['window', 'ms'],
+  ],
+  decide: `
   fresh_if_unowned(key)
   local state = redis.call('HMGET', key, 'n', 'e')
   local count = tonumber(state[1]) or 0
@@ -35,7 +32,7 @@ local function decide(key, cost, commit)
     redis.call('HSET', key, 'n', count + cost, 'e', window_end)
     redis.call('PEXPIRE', key, window_end - now)
   end
-  return reply(1, count + cost, 0)
-end
-`,
-);
+  return reply(1, count + cost, 0)`,
+} as const satisfies LuaAlgorithm;
+
+export const fixedWindowScript = algorithmScript(fixedWindowLua);

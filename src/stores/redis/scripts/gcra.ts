@@ -1,36 +1,31 @@
-import { algorithmScript } from './compose.js';
+import { algorithmScript, type LuaAlgorithm } from './compose.js';
 
-/**
- * GCRA, the twin of `src/algorithms/gcra.ts`.
- * KEY      the key's TAT: integer µs, in a string with a TTL of the time until it is fresh again
- * ARGV[2]  emission interval T, µs
- * ARGV[3]  burst, units
- */
-export const gcraScript = algorithmScript(
-  2,
-  `
-local interval = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
+/** GCRA, the twin of `src/algorithms/gcra.ts`; composed into src/stores/redis/lua/gcra*.lua. */
+export const gcraLua = {
+  name: 'gcra',
+  title: 'GCRA, the twin of src/algorithms/gcra.ts.',
+  key: "the key's TAT: integer us, in a string with a TTL of the time until it is fresh again",
+  params: [
+    ['interval', 'emission interval T, us'],
+    ['burst', 'units'],
+  ],
+  state: `
 local horizon = burst * interval -- how far TAT may run ahead of now
 local now = now_ms * 1000
 -- TATs this call admitted, each SET once at its end: a key decided k times in one batch costs
 -- one read and one SET, not k of each. Nobody sees between a script's decisions, so the state
 -- Redis ends with is the one k separate calls would leave.
 local admitted = {}
-write_back = function()
-  for key, tat in pairs(admitted) do
-    redis.call('SET', key, tat, 'PX', max(1, ceil_div(tat - now, 1000)))
-  end
-end
--- The stored values of a same-slot call, by decision, from one MGET; the per-node loop reads
+-- The stored values of a same-slot call, by decision, from one MGET; the per-master script reads
 -- key by key. MGET reads a key holding no string as nil, so a key of another type under the
 -- prefix, like one holding no number, is decided as fresh and replaced on every path.
 local stored = {}
-read_ahead = function(keys) stored = redis.call('MGET', unpack(keys)) end
 -- Stored TATs ahead of now that this call has asked PTTL about (false: the key was unowned and
 -- dropped): a key decided k times in one call without an admission costs one PTTL, not k.
-local verified = {}
-local function decide(key, cost, commit, i)
+local verified = {}`,
+  readAhead: `
+  stored = redis.call('MGET', unpack(keys))`,
+  decide: `
   local tat = admitted[key]
   if not tat then
     tat = verified[key]
@@ -58,7 +53,24 @@ local function decide(key, cost, commit, i)
       if commit and cost > 0 then admitted[key] = next_tat end
     end
   end
-  return allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)
-end
-`,
-);
+  return allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)`,
+  writeBack: `
+  for key, tat in pairs(admitted) do
+    redis.call('SET', key, tat, 'PX', max(1, ceil_div(tat - now, 1000)))
+  end`,
+  refund: `
+  -- The twin of gcra().refund: TAT moves back by units x T, never before now.
+  local now = now_ms * 1000
+  fresh_if_unowned(key)
+  local tat = tonumber(redis.call('GET', key))
+  if not tat then return end -- a key Redis does not hold is already fresh
+  local next_tat = max(tat - units * interval, now)
+  -- A TAT at or before now is a fresh key: delete rather than keep a key with nothing in it.
+  if next_tat <= now then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, next_tat, 'PX', ceil_div(next_tat - now, 1000))
+  end`,
+} as const satisfies LuaAlgorithm;
+
+export const gcraScript = algorithmScript(gcraLua);

@@ -1,15 +1,17 @@
-import { defineScript } from '../script.js';
+import { shippedScript } from './compose.js';
 
-/**
- * The heartbeat registry: live instances of a fleet, for the local fallback's limit ÷ N.
- * KEYS[1]  a sorted set of instance ids scored by their last beat (epoch ms), hash-tagged
- * ARGV[1]  now in ms, or '' for the server's TIME (one clock for the whole fleet)
- * ARGV[2]  this instance's id
- * ARGV[3]  ttl, ms: a beat older than this belongs to a dead instance
- * ARGV[4]  '1' to beat, '0' to leave (on close)
- * Reply: the number of live instances, integer.
- */
-export const heartbeatScript = defineScript(`
+/** The heartbeat registry: live instances of a fleet, for the local fallback's limit ÷ N. */
+export const heartbeatScript = shippedScript(
+  'heartbeat',
+  `-- The heartbeat registry: live instances of a fleet, for the local fallback's limit / N.
+-- Source: src/stores/redis/scripts/heartbeat.ts (npm run lua:snapshots).
+--
+-- KEYS[1]  a sorted set of instance ids scored by their last beat (epoch ms), hash-tagged
+-- ARGV[1]  now, ms; '' for the server's TIME (one clock for the whole fleet)
+-- ARGV[2]  this instance's id
+-- ARGV[3]  ttl, ms: a beat older than this belongs to a dead instance
+-- ARGV[4]  '1' to beat, '0' to leave (on close)
+-- Reply    the number of live instances, integer
 local now = tonumber(ARGV[1])
 if not now then
   local t = redis.call('TIME')
@@ -26,4 +28,5 @@ local live = redis.call('ZCARD', KEYS[1])
 -- The set lives as long as its newest beat; an empty set is already gone.
 if live > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 return live
-`);
+`,
+);

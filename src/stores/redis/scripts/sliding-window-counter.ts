@@ -1,22 +1,23 @@
-import { algorithmScript } from './compose.js';
+import { algorithmScript, type LuaAlgorithm } from './compose.js';
 
 /**
- * Sliding window counter, the twin of `src/algorithms/sliding-window-counter.ts`.
- * KEY      hash {c = units in the current window, p = units in the previous window,
- *          s = the current window's start, ms}; TTL = the time until both windows are past
- * ARGV[2]  limit, units per window
- * ARGV[3]  window, ms
+ * Sliding window counter, the twin of `src/algorithms/sliding-window-counter.ts`; composed into
+ * src/stores/redis/lua/.
  */
-export const slidingWindowCounterScript = algorithmScript(
-  2,
-  `
-local limit = tonumber(ARGV[2])
-local window = tonumber(ARGV[3])
+export const slidingWindowCounterLua = {
+  name: 'sliding-window-counter',
+  title: 'Sliding window counter, the twin of src/algorithms/sliding-window-counter.ts.',
+  key: "a hash {c = units in the current window, p = units in the previous window,\ns = the current window's start, ms}; TTL = the time until both windows are past",
+  params: [
+    ['limit', 'units per window'],
+    ['window', 'ms'],
+  ],
+  state: `
 -- the previous window's count weighted by the part of it still inside the sliding window
 local function weighted(prev, elapsed) return floor_div(prev * (window - elapsed), window) end
 -- ms into a window after which count units of the previous window weigh at most most
-local function weighs_at_most_from(count, most) return window - floor_div((most + 1) * window - 1, count) end
-local function decide(key, cost, commit)
+local function weighs_at_most_from(count, most) return window - floor_div((most + 1) * window - 1, count) end`,
+  decide: `
   fresh_if_unowned(key)
   local state = redis.call('HMGET', key, 'c', 'p', 's')
   local curr = tonumber(state[1]) or 0
@@ -60,7 +61,7 @@ local function decide(key, cost, commit)
     redis.call('HSET', key, 'c', curr + cost, 'p', prev, 's', start)
     redis.call('PEXPIRE', key, start + 2 * window - now)
   end
-  return reply(1, curr + cost, 0)
-end
-`,
-);
+  return reply(1, curr + cost, 0)`,
+} as const satisfies LuaAlgorithm;
+
+export const slidingWindowCounterScript = algorithmScript(slidingWindowCounterLua);

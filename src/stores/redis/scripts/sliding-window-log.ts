@@ -1,28 +1,32 @@
-import { algorithmScript } from './compose.js';
+import { algorithmScript, type LuaAlgorithm } from './compose.js';
 
 /**
- * Sliding window log, the twin of `src/algorithms/sliding-window-log.ts`.
- * KEY      sorted set, one member per millisecond in which units were admitted: score = that
- *          ms, member = '<first>:<last>', the numbers of its units when the key's units are
- *          numbered 1, 2, 3, … So members are unique without randomness, and the units in the
- *          window are last(newest) − first(oldest) + 1, found in O(log n). Requests within one
- *          ms share a member (the same score would otherwise order members by their text).
- *          TTL = the window (the newest entry leaves it then)
- * ARGV[2]  limit, units per window
- * ARGV[3]  window, ms
+ * Sliding window log, the twin of `src/algorithms/sliding-window-log.ts`; composed into
+ * src/stores/redis/lua/.
  */
-export const slidingWindowLogScript = algorithmScript(
-  2,
-  `
-local limit = tonumber(ARGV[2])
-local window = tonumber(ARGV[3])
+export const slidingWindowLogLua = {
+  name: 'sliding-window-log',
+  title: 'Sliding window log, the twin of src/algorithms/sliding-window-log.ts.',
+  key: [
+    'a sorted set, one member per ms in which units were admitted: score = that ms,',
+    "member = '<first>:<last>', the numbers of its units when the key's units are numbered",
+    '1, 2, 3, ... So members are unique without randomness, and the units in the window are',
+    'last(newest) - first(oldest) + 1, found in O(log n). Requests within one ms share a member',
+    '(the same score would otherwise order members by their text).',
+    'TTL = the window (the newest entry leaves it then)',
+  ].join('\n'),
+  params: [
+    ['limit', 'units per window'],
+    ['window', 'ms'],
+  ],
+  state: `
 -- An integer as text in full: Lua's own number-to-string conversion rounds to 14 digits.
 local function int(n) return string.format('%.0f', n) end
 local function units(member)
   local first, last = string.match(member, '^(%d+):(%d+)$')
   return tonumber(first), tonumber(last)
-end
-local function decide(key, cost, commit)
+end`,
+  decide: `
   fresh_if_unowned(key)
   local now = now_ms
   local newest, first_unit, last_unit = now, 1, 0
@@ -63,7 +67,7 @@ local function decide(key, cost, commit)
     redis.call('PEXPIRE', key, window)
   end
   if cost > 0 then newest = now end
-  return reply(1, used + cost, newest, 0)
-end
-`,
-);
+  return reply(1, used + cost, newest, 0)`,
+} as const satisfies LuaAlgorithm;
+
+export const slidingWindowLogScript = algorithmScript(slidingWindowLogLua);

@@ -1,22 +1,22 @@
-import { algorithmScript } from './compose.js';
+import { algorithmScript, type LuaAlgorithm } from './compose.js';
 
 /**
- * Token bucket, the twin of `src/algorithms/token-bucket.ts`. Integer units: a token is `unit`
- * units, and the bucket gains `refill` units per ms.
- * KEY      hash {d = deficit: units missing from a full bucket, t = ms of the last write};
- *          TTL = the time until the bucket is full again
- * ARGV[2]  capacity, tokens
- * ARGV[3]  unit, units per token
- * ARGV[4]  refill, units per ms
+ * Token bucket, the twin of `src/algorithms/token-bucket.ts`; composed into
+ * src/stores/redis/lua/token-bucket*.lua. Integer units: a token is `unit` units, and the bucket
+ * gains `refill` units per ms.
  */
-export const tokenBucketScript = algorithmScript(
-  3,
-  `
-local capacity = tonumber(ARGV[2])
-local unit = tonumber(ARGV[3])
-local refill = tonumber(ARGV[4])
-local full = capacity * unit
-local function decide(key, cost, commit)
+export const tokenBucketLua = {
+  name: 'token-bucket',
+  title: 'Token bucket, the twin of src/algorithms/token-bucket.ts.',
+  key: 'a hash {d = deficit: units missing from a full bucket, t = ms of the last write};\nTTL = the time until the bucket is full again',
+  params: [
+    ['capacity', 'tokens'],
+    ['unit', 'units per token'],
+    ['refill', 'units per ms'],
+  ],
+  state: `
+local full = capacity * unit`,
+  decide: `
   fresh_if_unowned(key)
   local state = redis.call('HMGET', key, 'd', 't')
   local deficit = tonumber(state[1]) or 0
@@ -33,7 +33,24 @@ local function decide(key, cost, commit)
     redis.call('HSET', key, 'd', next, 't', now)
     redis.call('PEXPIRE', key, ceil_div(next, refill))
   end
-  return reply(1, next, 0)
-end
-`,
-);
+  return reply(1, next, 0)`,
+  refund: `
+  -- The twin of tokenBucket().refund: refill up to now, then the deficit falls by units x unit,
+  -- never below 0 (a full bucket, deleted rather than stored).
+  fresh_if_unowned(key)
+  local state = redis.call('HMGET', key, 'd', 't')
+  local deficit = tonumber(state[1])
+  if not deficit then return end -- a key Redis does not hold is already full
+  local last = tonumber(state[2]) or 0
+  local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
+  if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
+  deficit = max(0, deficit - units * unit)
+  if deficit == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('HSET', key, 'd', deficit, 't', now)
+    redis.call('PEXPIRE', key, ceil_div(deficit, refill))
+  end`,
+} as const satisfies LuaAlgorithm;
+
+export const tokenBucketScript = algorithmScript(tokenBucketLua);

@@ -1,2 +1,0 @@
-export { rateLimit } from './http/adapters/fastify.js';
-export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from './http/options.js';

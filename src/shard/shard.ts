@@ -1,0 +1,90 @@
+import { divideAlgorithm } from '../algorithms/divide.js';
+import type { Algorithm } from '../algorithms/types.js';
+import type { Decision, LimitOptions } from '../decision.js';
+import { ConfigError } from '../errors.js';
+import type { Limiter } from '../limiter.js';
+import {
+  checkKey,
+  requireAlgorithm,
+  requireFunction,
+  requireInteger,
+  requireLimiter,
+  requireOptions,
+} from '../validate.js';
+
+/** Options of {@link createShardedLimiter}. */
+export interface ShardedLimiterOptions {
+  /** The whole limit of one key, e.g. `gcra({ limit: 50_000, periodMs: 1_000 })`. */
+  algorithm: Algorithm;
+  /** Sub-keys k each key is split over. Integer in 2..1024, at most the algorithm's burst. */
+  shards: number;
+  /**
+   * Builds the limiter that holds every sub-key, given the algorithm holding one shard's share
+   * (rate ÷ k, burst ÷ k): usually `(algorithm) => createRedisLimiter({ client, algorithm })`.
+   */
+  create(shardAlgorithm: Algorithm): Limiter;
+}
+
+const MAX_SHARDS = 1024;
+
+/**
+ * Hot-key sharding: one key's limit split over k sub-keys `key#0 … key#(k−1)`, each holding
+ * rate ÷ k and burst ÷ k, each with its own hash tag so a Redis Cluster spreads them over its
+ * masters. Calls go to the sub-keys in turn (round robin from a random start per process), so
+ * one key's decisions no longer queue on one Redis thread. Still one round trip per decision.
+ *
+ * Accuracy, for GCRA with burst B and emission interval T:
+ * - never over-admits: over any interval Δ the sub-keys together admit at most
+ *   k·⌊B/k⌋ + k·⌊Δ/(k·T)⌋ ≤ B + ⌊Δ/T⌋ units, the unsharded bound;
+ * - may under-admit: a request is denied when its sub-key is empty even if another holds
+ *   units (uneven costs or callers make the shards drift apart), the first burst is
+ *   k·⌊B/k⌋ (B mod k units are lost), and a single call can cost at most ⌊B/k⌋;
+ * - `remaining` is the sub-key's remaining × k and `retryAfterMs` the sub-key's: estimates.
+ * `peek` reads every sub-key (k round trips) and reports their sum as `remaining`.
+ *
+ * Keys may be at most 512 bytes minus the suffix (`#` and the shard's digits).
+ *
+ * @throws {ConfigError} when `shards` is not an integer in 2..1024 or exceeds the burst, or
+ * the algorithm has no divided form (GCRA has).
+ */
+export function createShardedLimiter(options: ShardedLimiterOptions): Limiter {
+  requireOptions('createShardedLimiter options', options);
+  const algorithm = requireAlgorithm('algorithm', options.algorithm);
+  const shards = requireInteger('shards', options.shards, 2, MAX_SHARDS);
+  const create = requireFunction('create', options.create);
+  if (shards > algorithm.limit) {
+    throw new ConfigError(
+      `shards (${shards}) must not exceed the burst (${algorithm.limit}): each sub-key needs 1 unit`,
+    );
+  }
+  const inner = requireLimiter('what create returned', create(divideAlgorithm(algorithm, shards)));
+  const limit = inner.algorithm.limit * shards;
+  let next = Math.floor(Math.random() * shards);
+  const subKey = (key: string, shard: number) => `${key}#${shard}`;
+  const whole = (decision: Decision, remaining: number): Decision => ({
+    ...decision,
+    limit,
+    remaining: Math.min(limit, remaining),
+  });
+
+  return {
+    algorithm,
+    async limit(key: string, limitOptions?: LimitOptions) {
+      checkKey(key);
+      next = (next + 1) % shards;
+      const decision = await inner.limit(subKey(key, next), limitOptions);
+      return whole(decision, decision.remaining * shards);
+    },
+    async peek(key: string) {
+      checkKey(key);
+      const decisions = await Promise.all(Array.from({ length: shards }, (_, shard) => inner.peek(subKey(key, shard))));
+      const total = decisions.reduce((sum, decision) => sum + decision.remaining, 0);
+      return whole(decisions[(next + 1) % shards] as Decision, total);
+    },
+    async reset(key: string) {
+      checkKey(key);
+      await Promise.all(Array.from({ length: shards }, (_, shard) => inner.reset(subKey(key, shard))));
+    },
+    close: () => inner.close(),
+  };
+}

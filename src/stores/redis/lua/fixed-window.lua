@@ -1,0 +1,89 @@
+-- Fixed window, the twin of src/algorithms/fixed-window.ts.
+-- Decides each key of KEYS in order, in one atomic call.
+-- Composed from src/stores/redis/scripts/fixed-window.ts by compose.ts (npm run lua:snapshots).
+--
+-- KEYS[i]    a hash {n = units admitted in the window, e = the window's end, ms};
+--            TTL = the time until the window ends
+-- ARGV[1]    now, ms; '' for the server's TIME
+-- ARGV[2]    limit: units per window
+-- ARGV[3]    window: ms
+-- ARGV[4..]  one per key: its cost in units to apply if admitted,
+--            or -1 - cost to only report it (a peek);
+--            one for every key when they are alike
+-- Reply      4 integers per decision: allowed 0|1, remaining units, retry after ms (-1: never),
+--            reset after ms; or 'error', message, 0, 0 for a decision whose command failed
+
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
+local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
+local function floor_div(a, b)
+  local q = floor(a / b)
+  if q * b > a then return q - 1 end
+  return q
+end
+local function ceil_div(a, b) return -floor_div(-a, b) end
+local now_ms = tonumber(ARGV[1])
+if not now_ms then
+  local t = redis.call('TIME')
+  now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
+
+-- The rule: its parameters, its state for the call, one decision.
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local function decide(key, cost, commit, i)
+  fresh_if_unowned(key)
+  local state = redis.call('HMGET', key, 'n', 'e')
+  local count = tonumber(state[1]) or 0
+  local window_end = tonumber(state[2]) or 0
+  local now = now_ms
+  if now >= window_end then
+    count = 0
+    window_end = now + window -- the key's next window opens with this request
+  else
+    now = max(now, window_end - window) -- a clock behind the window's start counts in it
+  end
+  local function reply(allowed, used, retry)
+    local reset = 0
+    if used > 0 then reset = window_end - now end
+    return allowed, limit - used, retry, reset
+  end
+  if cost > limit then return reply(0, count, -1) end
+  if count + cost > limit then return reply(0, count, window_end - now) end
+  if commit and cost > 0 then
+    redis.call('HSET', key, 'n', count + cost, 'e', window_end)
+    redis.call('PEXPIRE', key, window_end - now)
+  end
+  return reply(1, count + cost, 0)
+end
+
+-- The call: each decision in turn, under pcall.
+-- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
+local function cost_of(arg)
+  local n = tonumber(arg)
+  if n >= 0 then return n, true end
+  return -1 - n, false
+end
+-- A failing command fails its own decision; the call's others stand as if alone.
+local function decide_one(key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(decide, key, cost, commit, i)
+  if ok then return allowed, remaining, retry, reset end
+  if type(allowed) == 'table' then allowed = allowed.err end
+  return 'error', tostring(allowed), 0, 0
+end
+local replies = {}
+local costs_at = 4
+local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
+local cost, commit = cost_of(ARGV[costs_at])
+for i = 1, #KEYS do
+  if per_key then cost, commit = cost_of(ARGV[costs_at - 1 + i]) end
+  local at = 4 * i
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(KEYS[i], cost, commit, i)
+end
+return replies

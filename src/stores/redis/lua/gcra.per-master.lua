@@ -1,0 +1,118 @@
+#!lua flags=allow-cross-slot-keys
+-- GCRA, the twin of src/algorithms/gcra.ts.
+-- Decides keys of many slots that this Cluster master serves, in one atomic call.
+-- Composed from src/stores/redis/scripts/gcra.ts by compose.ts (npm run lua:snapshots).
+--
+-- KEYS[1]      the first decision's key, declared for routing only: every key travels in ARGV
+-- each key     the key's TAT: integer us, in a string with a TTL of the time until it is fresh again
+-- ARGV[1]      now, ms; '' for the server's TIME
+-- ARGV[2]      interval: emission interval T, us
+-- ARGV[3]      burst: units
+-- ARGV[4..]    per decision, a pair: its key, then its cost in units to apply if admitted,
+--              or -1 - cost to only report it (a peek)
+-- ARGV[#ARGV]  n, the number of decisions
+-- Reply        4 integers per decision: allowed 0|1, remaining units, retry after ms (-1: never),
+--              reset after ms; or 'error', message, 0, 0 for a decision whose command failed;
+--              or 'not-local', error when a key is not served here, having written nothing
+
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
+local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
+local function floor_div(a, b)
+  local q = floor(a / b)
+  if q * b > a then return q - 1 end
+  return q
+end
+local function ceil_div(a, b) return -floor_div(-a, b) end
+local now_ms = tonumber(ARGV[1])
+if not now_ms then
+  local t = redis.call('TIME')
+  now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
+
+-- The rule: its parameters, its state for the call, one decision.
+local interval = tonumber(ARGV[2])
+local burst = tonumber(ARGV[3])
+local horizon = burst * interval -- how far TAT may run ahead of now
+local now = now_ms * 1000
+-- TATs this call admitted, each SET once at its end: a key decided k times in one batch costs
+-- one read and one SET, not k of each. Nobody sees between a script's decisions, so the state
+-- Redis ends with is the one k separate calls would leave.
+local admitted = {}
+-- The stored values of a same-slot call, by decision, from one MGET; the per-master script reads
+-- key by key. MGET reads a key holding no string as nil, so a key of another type under the
+-- prefix, like one holding no number, is decided as fresh and replaced on every path.
+local stored = {}
+-- Stored TATs ahead of now that this call has asked PTTL about (false: the key was unowned and
+-- dropped): a key decided k times in one call without an admission costs one PTTL, not k.
+local verified = {}
+local function decide(key, cost, commit, i)
+  local tat = admitted[key]
+  if not tat then
+    tat = verified[key]
+    if tat == nil then
+      local value = stored[i]
+      if value == nil then value = redis.call('MGET', key)[1] end
+      tat = tonumber(value)
+      -- Only a TAT ahead of now sways a decision (one at or before now is a fresh key), so only
+      -- then is it worth a PTTL to learn whether Sluice wrote it.
+      if tat and tat > now then
+        if fresh_if_unowned(key) then tat = false end
+        verified[key] = tat
+      end
+    end
+  end
+  if not tat or tat < now then tat = now end
+  local allowed, retry, at = 0, -1, tat -- denied for good: cost > burst
+  if cost <= burst then
+    local next_tat = tat + cost * interval
+    local allow_at = next_tat - horizon
+    if allow_at > now then
+      retry = ceil_div(allow_at - now, 1000)
+    else
+      allowed, retry, at = 1, 0, next_tat
+      if commit and cost > 0 then admitted[key] = next_tat end
+    end
+  end
+  return allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)
+end
+local function write_back()
+  for key, tat in pairs(admitted) do
+    redis.call('SET', key, tat, 'PX', max(1, ceil_div(tat - now, 1000)))
+  end
+end
+
+-- The call: each decision in turn, under pcall.
+-- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
+local function cost_of(arg)
+  local n = tonumber(arg)
+  if n >= 0 then return n, true end
+  return -1 - n, false
+end
+-- A failing command fails its own decision; the call's others stand as if alone.
+local function decide_one(key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(decide, key, cost, commit, i)
+  if ok then return allowed, remaining, retry, reset end
+  if type(allowed) == 'table' then allowed = allowed.err end
+  return 'error', tostring(allowed), 0, 0
+end
+local n = tonumber(ARGV[#ARGV])
+local first = #ARGV - 1 - 2 * n
+for i = 1, n do
+  local found = redis.pcall('EXISTS', ARGV[first + 2 * i - 1])
+  if type(found) == 'table' and found.err then return {'not-local', found.err} end
+end
+local replies = {}
+for i = 1, n do
+  local at, arg = 4 * i, first + 2 * i
+  local cost, commit = cost_of(ARGV[arg])
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(ARGV[arg - 1], cost, commit)
+end
+write_back()
+return replies

@@ -1,0 +1,114 @@
+-- Sliding window counter, the twin of src/algorithms/sliding-window-counter.ts.
+-- Decides each key of KEYS in order, in one atomic call.
+-- Composed from src/stores/redis/scripts/sliding-window-counter.ts by compose.ts (npm run lua:snapshots).
+--
+-- KEYS[i]    a hash {c = units in the current window, p = units in the previous window,
+--            s = the current window's start, ms}; TTL = the time until both windows are past
+-- ARGV[1]    now, ms; '' for the server's TIME
+-- ARGV[2]    limit: units per window
+-- ARGV[3]    window: ms
+-- ARGV[4..]  one per key: its cost in units to apply if admitted,
+--            or -1 - cost to only report it (a peek);
+--            one for every key when they are alike
+-- Reply      4 integers per decision: allowed 0|1, remaining units, retry after ms (-1: never),
+--            reset after ms; or 'error', message, 0, 0 for a decision whose command failed
+
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
+local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
+local function floor_div(a, b)
+  local q = floor(a / b)
+  if q * b > a then return q - 1 end
+  return q
+end
+local function ceil_div(a, b) return -floor_div(-a, b) end
+local now_ms = tonumber(ARGV[1])
+if not now_ms then
+  local t = redis.call('TIME')
+  now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
+
+-- The rule: its parameters, its state for the call, one decision.
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+-- the previous window's count weighted by the part of it still inside the sliding window
+local function weighted(prev, elapsed) return floor_div(prev * (window - elapsed), window) end
+-- ms into a window after which count units of the previous window weigh at most most
+local function weighs_at_most_from(count, most) return window - floor_div((most + 1) * window - 1, count) end
+local function decide(key, cost, commit, i)
+  fresh_if_unowned(key)
+  local state = redis.call('HMGET', key, 'c', 'p', 's')
+  local curr = tonumber(state[1]) or 0
+  local prev = tonumber(state[2]) or 0
+  local start = tonumber(state[3]) or 0
+  local now = now_ms
+  if curr == 0 and prev == 0 then
+    start = now
+  else
+    now = max(now, start) -- a clock behind the window's start counts in this window
+    local windows = floor_div(now - start, window)
+    if windows >= 2 then
+      curr, prev, start = 0, 0, now
+    elseif windows == 1 then
+      curr, prev, start = 0, curr, start + window
+    end
+  end
+  local elapsed = now - start
+  local old = weighted(prev, elapsed)
+  local function reply(allowed, current, retry)
+    local reset_at = start
+    if current > 0 then
+      reset_at = start + window + weighs_at_most_from(current, 0)
+    elseif old > 0 then
+      reset_at = start + weighs_at_most_from(prev, 0)
+    end
+    return allowed, limit - old - current, retry, max(0, reset_at - now)
+  end
+  if cost > limit then return reply(0, curr, -1) end
+  if old + curr + cost > limit then
+    local room = limit - cost - curr
+    if room >= 0 and prev > 0 then
+      local from = weighs_at_most_from(prev, room)
+      if from < window then return reply(0, curr, from - elapsed) end
+    end
+    local next_from = 0
+    if curr > 0 then next_from = max(0, weighs_at_most_from(curr, limit - cost)) end
+    return reply(0, curr, window - elapsed + next_from)
+  end
+  if commit and cost > 0 then
+    redis.call('HSET', key, 'c', curr + cost, 'p', prev, 's', start)
+    redis.call('PEXPIRE', key, start + 2 * window - now)
+  end
+  return reply(1, curr + cost, 0)
+end
+
+-- The call: each decision in turn, under pcall.
+-- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
+local function cost_of(arg)
+  local n = tonumber(arg)
+  if n >= 0 then return n, true end
+  return -1 - n, false
+end
+-- A failing command fails its own decision; the call's others stand as if alone.
+local function decide_one(key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(decide, key, cost, commit, i)
+  if ok then return allowed, remaining, retry, reset end
+  if type(allowed) == 'table' then allowed = allowed.err end
+  return 'error', tostring(allowed), 0, 0
+end
+local replies = {}
+local costs_at = 4
+local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
+local cost, commit = cost_of(ARGV[costs_at])
+for i = 1, #KEYS do
+  if per_key then cost, commit = cost_of(ARGV[costs_at - 1 + i]) end
+  local at = 4 * i
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(KEYS[i], cost, commit, i)
+end
+return replies

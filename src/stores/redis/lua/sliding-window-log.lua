@@ -1,0 +1,117 @@
+-- Sliding window log, the twin of src/algorithms/sliding-window-log.ts.
+-- Decides each key of KEYS in order, in one atomic call.
+-- Composed from src/stores/redis/scripts/sliding-window-log.ts by compose.ts (npm run lua:snapshots).
+--
+-- KEYS[i]    a sorted set, one member per ms in which units were admitted: score = that ms,
+--            member = '<first>:<last>', the numbers of its units when the key's units are numbered
+--            1, 2, 3, ... So members are unique without randomness, and the units in the window are
+--            last(newest) - first(oldest) + 1, found in O(log n). Requests within one ms share a member
+--            (the same score would otherwise order members by their text).
+--            TTL = the window (the newest entry leaves it then)
+-- ARGV[1]    now, ms; '' for the server's TIME
+-- ARGV[2]    limit: units per window
+-- ARGV[3]    window: ms
+-- ARGV[4..]  one per key: its cost in units to apply if admitted,
+--            or -1 - cost to only report it (a peek);
+--            one for every key when they are alike
+-- Reply      4 integers per decision: allowed 0|1, remaining units, retry after ms (-1: never),
+--            reset after ms; or 'error', message, 0, 0 for a decision whose command failed
+
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
+local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
+local function floor_div(a, b)
+  local q = floor(a / b)
+  if q * b > a then return q - 1 end
+  return q
+end
+local function ceil_div(a, b) return -floor_div(-a, b) end
+local now_ms = tonumber(ARGV[1])
+if not now_ms then
+  local t = redis.call('TIME')
+  now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
+
+-- The rule: its parameters, its state for the call, one decision.
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+-- An integer as text in full: Lua's own number-to-string conversion rounds to 14 digits.
+local function int(n) return string.format('%.0f', n) end
+local function units(member)
+  local first, last = string.match(member, '^(%d+):(%d+)$')
+  return tonumber(first), tonumber(last)
+end
+local function decide(key, cost, commit, i)
+  fresh_if_unowned(key)
+  local now = now_ms
+  local newest, first_unit, last_unit = now, 1, 0
+  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if top[1] then
+    newest = tonumber(top[2])
+    first_unit, last_unit = units(top[1])
+    now = max(now, newest) -- a clock behind the newest entry counts from that entry
+  end
+  local live = '(' .. int(now - window) -- entries at or before now - window have left the window
+  local used = 0
+  local oldest = redis.call('ZRANGE', key, live, '+inf', 'BYSCORE', 'LIMIT', 0, 1)
+  if oldest[1] then used = last_unit - units(oldest[1]) + 1 end
+  local function reply(allowed, in_window, last_ms, retry)
+    local reset = 0
+    if in_window > 0 then reset = last_ms + window - now end
+    return allowed, limit - in_window, retry, reset
+  end
+  if cost > limit then return reply(0, used, newest, -1) end
+  local excess = used + cost - limit
+  if excess > 0 then
+    -- admitted once the oldest excess units have left: at most excess entries hold them
+    local entries = redis.call('ZRANGE', key, live, '+inf', 'BYSCORE', 'LIMIT', 0, excess, 'WITHSCORES')
+    local first = units(entries[1])
+    for i = 1, #entries, 2 do
+      local _, last = units(entries[i])
+      if last - first + 1 >= excess then return reply(0, used, newest, tonumber(entries[i + 1]) + window - now) end
+    end
+  end
+  if commit and cost > 0 then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+    if top[1] and newest == now then
+      redis.call('ZREM', key, top[1]) -- this ms already has a member: extend it
+    else
+      first_unit = last_unit + 1
+    end
+    redis.call('ZADD', key, now, int(first_unit) .. ':' .. int(last_unit + cost))
+    redis.call('PEXPIRE', key, window)
+  end
+  if cost > 0 then newest = now end
+  return reply(1, used + cost, newest, 0)
+end
+
+-- The call: each decision in turn, under pcall.
+-- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
+local function cost_of(arg)
+  local n = tonumber(arg)
+  if n >= 0 then return n, true end
+  return -1 - n, false
+end
+-- A failing command fails its own decision; the call's others stand as if alone.
+local function decide_one(key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(decide, key, cost, commit, i)
+  if ok then return allowed, remaining, retry, reset end
+  if type(allowed) == 'table' then allowed = allowed.err end
+  return 'error', tostring(allowed), 0, 0
+end
+local replies = {}
+local costs_at = 4
+local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
+local cost, commit = cost_of(ARGV[costs_at])
+for i = 1, #KEYS do
+  if per_key then cost, commit = cost_of(ARGV[costs_at - 1 + i]) end
+  local at = 4 * i
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(KEYS[i], cost, commit, i)
+end
+return replies

@@ -1,0 +1,86 @@
+-- Token bucket, the twin of src/algorithms/token-bucket.ts.
+-- Decides each key of KEYS in order, in one atomic call.
+-- Composed from src/stores/redis/scripts/token-bucket.ts by compose.ts (npm run lua:snapshots).
+--
+-- KEYS[i]    a hash {d = deficit: units missing from a full bucket, t = ms of the last write};
+--            TTL = the time until the bucket is full again
+-- ARGV[1]    now, ms; '' for the server's TIME
+-- ARGV[2]    capacity: tokens
+-- ARGV[3]    unit: units per token
+-- ARGV[4]    refill: units per ms
+-- ARGV[5..]  one per key: its cost in units to apply if admitted,
+--            or -1 - cost to only report it (a peek);
+--            one for every key when they are alike
+-- Reply      4 integers per decision: allowed 0|1, remaining units, retry after ms (-1: never),
+--            reset after ms; or 'error', message, 0, 0 for a decision whose command failed
+
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
+local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
+local function floor_div(a, b)
+  local q = floor(a / b)
+  if q * b > a then return q - 1 end
+  return q
+end
+local function ceil_div(a, b) return -floor_div(-a, b) end
+local now_ms = tonumber(ARGV[1])
+if not now_ms then
+  local t = redis.call('TIME')
+  now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
+
+-- The rule: its parameters, its state for the call, one decision.
+local capacity = tonumber(ARGV[2])
+local unit = tonumber(ARGV[3])
+local refill = tonumber(ARGV[4])
+local full = capacity * unit
+local function decide(key, cost, commit, i)
+  fresh_if_unowned(key)
+  local state = redis.call('HMGET', key, 'd', 't')
+  local deficit = tonumber(state[1]) or 0
+  local last = tonumber(state[2]) or 0
+  local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
+  if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
+  local function reply(allowed, d, retry)
+    return allowed, capacity - ceil_div(d, unit), retry, ceil_div(d, refill)
+  end
+  if cost > capacity then return reply(0, deficit, -1) end
+  local next = deficit + cost * unit
+  if next > full then return reply(0, deficit, ceil_div(next - full, refill)) end
+  if commit and cost > 0 then
+    redis.call('HSET', key, 'd', next, 't', now)
+    redis.call('PEXPIRE', key, ceil_div(next, refill))
+  end
+  return reply(1, next, 0)
+end
+
+-- The call: each decision in turn, under pcall.
+-- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
+local function cost_of(arg)
+  local n = tonumber(arg)
+  if n >= 0 then return n, true end
+  return -1 - n, false
+end
+-- A failing command fails its own decision; the call's others stand as if alone.
+local function decide_one(key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(decide, key, cost, commit, i)
+  if ok then return allowed, remaining, retry, reset end
+  if type(allowed) == 'table' then allowed = allowed.err end
+  return 'error', tostring(allowed), 0, 0
+end
+local replies = {}
+local costs_at = 5
+local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
+local cost, commit = cost_of(ARGV[costs_at])
+for i = 1, #KEYS do
+  if per_key then cost, commit = cost_of(ARGV[costs_at - 1 + i]) end
+  local at = 4 * i
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(KEYS[i], cost, commit, i)
+end
+return replies

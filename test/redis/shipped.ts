@@ -1,0 +1,19 @@
+import type { LuaScript } from '../../src/stores/redis/script.js';
+import { heartbeatScript } from '../../src/stores/redis/scripts/heartbeat.js';
+import { scripts } from '../../src/stores/redis/scripts/index.js';
+import { refundScripts } from '../../src/stores/redis/scripts/refund.js';
+import { resetScript } from '../../src/stores/redis/scripts/reset.js';
+
+/** Every script Sluice sends to Redis, by its snapshot's name in src/stores/redis/lua/. */
+export const shippedScripts: Readonly<Record<string, LuaScript>> = Object.fromEntries([
+  ...Object.entries(scripts).flatMap(([name, script]) => [
+    [name, script],
+    [`${name}.per-master`, script.perNode],
+  ]),
+  ...Object.entries(refundScripts).map(([name, script]) => [`${name}.refund`, script]),
+  ['heartbeat', heartbeatScript],
+  ['reset', resetScript],
+]);
+
+/** The folder of the snapshots, relative to the test files in test/redis/. */
+export const SNAPSHOTS = '../../src/stores/redis/lua';
