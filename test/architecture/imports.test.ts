@@ -24,6 +24,11 @@ const LAYERS = {
   'http/hono': { folders: ['vocabulary', 'http'], packages: ['hono'] },
   'http/koa': { folders: ['vocabulary', 'http'], packages: ['node:http'] },
   testing: { folders: ['vocabulary', 'algorithms'], packages: ['node:assert/strict', 'fast-check'] },
+  // Type imports of @opentelemetry/api only: test/observability/imports.test.ts checks that.
+  observability: {
+    folders: ['vocabulary', 'lease', 'policy', 'stores/redis'],
+    packages: ['@opentelemetry/api'],
+  },
   sluice: { folders: ['vocabulary', 'algorithms', 'stores/memory', 'lease', 'shard'], packages: [] },
 } satisfies Record<string, { folders: string[]; packages: string[] }>;
 type Layer = keyof typeof LAYERS;
