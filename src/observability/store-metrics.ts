@@ -1,4 +1,4 @@
-import type { Attributes, Histogram, Meter, Tracer } from '@opentelemetry/api';
+import type { Attributes, Counter, Histogram, Meter, Tracer } from '@opentelemetry/api';
 import { ConfigError, StoreUnavailableError } from '../errors.js';
 import { reasonOf } from '../policy/policies.js';
 import type { ClientWrapper, ScriptClient, StoreOperation } from '../stores/redis/script.js';
@@ -51,6 +51,10 @@ export type StoreErrorKind = 'timeout' | 'connection' | 'script-error';
 export function storeMetrics(options: StoreMetricsOptions): ClientWrapper {
   const meter = requireMeter(options);
   const name = requireName(options.name);
+  const tracer = options.tracer;
+  if (tracer !== undefined && typeof tracer?.startSpan !== 'function') {
+    throw new ConfigError('tracer must be an OpenTelemetry Tracer (e.g. trace.getTracer("sluice"))');
+  }
   const duration = meter.createHistogram(METRICS.storeDuration, {
     description: 'Duration of one Redis round trip (one script call).',
     unit: 's',
@@ -65,10 +69,6 @@ export function storeMetrics(options: StoreMetricsOptions): ClientWrapper {
     unit: '{decision}',
     advice: { explicitBucketBoundaries: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000] },
   });
-  const tracer = options.tracer;
-  if (tracer !== undefined && typeof tracer?.startSpan !== 'function') {
-    throw new ConfigError('tracer must be an OpenTelemetry Tracer (e.g. trace.getTracer("sluice"))');
-  }
   return (client, operation) => timedClient(client, { name, operation, duration, errors, batchSize, tracer });
 }
 
@@ -76,7 +76,7 @@ interface Timing {
   name: string;
   operation: StoreOperation;
   duration: Histogram;
-  errors: ReturnType<Meter['createCounter']>;
+  errors: Counter;
   batchSize: Histogram;
   tracer: Tracer | undefined;
 }
