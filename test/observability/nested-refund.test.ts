@@ -7,6 +7,7 @@ import { instrument, METRICS, storeMetrics } from '../../src/observability/index
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { createMeters } from './support/metrics.js';
+import { scriptCalls } from './support/script-calls.js';
 
 /*
  * The bug this pins: a hand-written metrics decorator dropped `refund`, so nested limits fell
@@ -56,12 +57,10 @@ function limits(instrumented: ReturnType<typeof createMeters> | undefined): Limi
 }
 
 /** EVALSHA + EVAL calls the server executed while `run` ran. */
-async function scriptCalls(run: () => Promise<unknown>): Promise<number> {
+async function scriptCallsOf(run: () => Promise<unknown>): Promise<number> {
   await admin.config('RESETSTAT');
   await run();
-  const stats = await admin.info('commandstats');
-  const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-  return calls('evalsha') + calls('eval');
+  return scriptCalls(admin);
 }
 
 /**
@@ -74,7 +73,7 @@ async function callsPerRequest(rules: LimitRule<null>[], samples: () => Promise<
   await http.check(facts('warm-up')); // denied once: loads the refund script too
   const measure = async () => {
     const before = await samples();
-    const calls = await scriptCalls(() => http.check(facts('k')));
+    const calls = await scriptCallsOf(() => http.check(facts('k')));
     return { calls, samples: (await samples()) - before };
   };
   const allowed = await measure();

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
@@ -8,6 +7,7 @@ import { createRedisLimiter } from '../../src/stores/redis/redis-limiter.js';
 import { disconnectAll, resilientClient, sleep } from '../policy/support/clients.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import { createMeters } from './support/metrics.js';
+import { scriptCalls } from './support/script-calls.js';
 
 /*
  * One scripted run on the real SDK: allowed, denied, leased and degraded decisions (redis-server
@@ -22,12 +22,6 @@ afterEach(async () => {
   await Promise.all(meters.splice(0).map((m) => m.shutdown()));
   await Promise.all(servers.splice(0).map((s) => s.stop()));
 });
-
-async function scriptCalls(admin: Redis): Promise<number> {
-  const stats = await admin.info('commandstats');
-  const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-  return calls('evalsha') + calls('eval');
-}
 
 describe('a scripted run on the real OpenTelemetry SDK', () => {
   it('allowed, denied, leased and degraded decisions give exactly the expected metrics', async () => {
