@@ -13,6 +13,7 @@ export const libraryEntries = {
   hono: 'src/http/hono/index.ts',
   koa: 'src/http/koa/index.ts',
   outbound: 'src/outbound/index.ts',
+  otel: 'src/observability/index.ts',
 };
 
 export default defineConfig([

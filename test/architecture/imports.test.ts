@@ -26,6 +26,11 @@ const LAYERS = {
   concurrency: { folders: ['vocabulary', 'stores/redis'], packages: [] },
   outbound: { folders: ['vocabulary', 'lease', 'stores/redis', 'http'], packages: [] },
   testing: { folders: ['vocabulary', 'algorithms', 'concurrency'], packages: ['node:assert/strict', 'fast-check'] },
+  // Type imports of @opentelemetry/api only: test/observability/imports.test.ts checks that.
+  observability: {
+    folders: ['vocabulary', 'lease', 'policy', 'stores/redis'],
+    packages: ['@opentelemetry/api'],
+  },
   sluice: { folders: ['vocabulary', 'algorithms', 'stores/memory', 'lease', 'shard'], packages: [] },
 } satisfies Record<string, { folders: string[]; packages: string[] }>;
 type Layer = keyof typeof LAYERS;

@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { withDeadline } from '../../deadline.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
-import { orDefault, requireDurationMs, requireInteger, requireOptions } from '../../validate.js';
+import { orDefault, requireDurationMs, requireFunction, requireInteger, requireOptions } from '../../validate.js';
 import { toScriptClient } from './client.js';
-import { runScript } from './script.js';
+import { type ClientWrapper, runScript } from './script.js';
 import { heartbeatScript } from './scripts/heartbeat.js';
 
 /** Options of {@link createHeartbeat}. */
 export interface HeartbeatOptions {
   /** An ioredis/iovalkey client or a `ScriptClient`, usually the limiter's. Not closed by Sluice. */
   client: unknown;
+  /** Wraps the client the beats go through (operation `'heartbeat'`), e.g. `storeMetrics` from `sluice/otel`. */
+  wrapClient?: ClientWrapper;
   /** The fleet: instances heartbeating under the same name count each other. Default `'default'`. */
   name?: string;
   /** Prefix of the registry key, stored as `prefix + '{' + name + '}'`. Default `'sluice:instances:'`. */
@@ -81,7 +83,9 @@ export interface Heartbeat {
  */
 export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   requireOptions('createHeartbeat options', options);
-  const client = toScriptClient(options.client);
+  const raw = toScriptClient(options.client);
+  const wrap = requireFunction('wrapClient', options.wrapClient, true);
+  const client = wrap ? wrap(raw, 'heartbeat') : raw;
   const intervalMs = requireDurationMs('intervalMs', orDefault(options.intervalMs, 5000), 100);
   const ttlMs = requireInteger('ttlMs', orDefault(options.ttlMs, 3 * intervalMs), intervalMs + 1);
   const assumed = requireInteger('assumeInstances', orDefault(options.assumeInstances, 1));

@@ -11,4 +11,11 @@ export {
 export { createHeartbeat, type Heartbeat, type HeartbeatOptions, type HeartbeatStats } from './heartbeat.js';
 export { CLUSTER_SLOTS, keySlot } from './keyslot.js';
 export { createRedisLimiter, type RedisLimiterOptions } from './redis-limiter.js';
-export { defineScript, type LuaScript, runScript, type ScriptClient } from './script.js';
+export {
+  type ClientWrapper,
+  defineScript,
+  type LuaScript,
+  runScript,
+  type ScriptClient,
+  type StoreOperation,
+} from './script.js';

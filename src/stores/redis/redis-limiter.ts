@@ -8,6 +8,7 @@ import {
   optionalBoolean,
   orDefault,
   requireAlgorithm,
+  requireFunction,
   requireInteger,
   requireOptions,
 } from '../../validate.js';
@@ -15,7 +16,7 @@ import { createWarner, type WarningSink } from '../../warnings.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
-import { runScript, type ScriptClient } from './script.js';
+import { type ClientWrapper, runScript, type ScriptClient, type StoreOperation } from './script.js';
 import { type AlgorithmScript, costArg, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
@@ -46,6 +47,13 @@ export interface RedisLimiterOptions {
    * decision, sent at once.
    */
   batch?: boolean | BatchOptions;
+  /**
+   * Wraps the client each operation's script calls go through (once per operation, at
+   * construction), e.g. `storeMetrics({ meter })` from `sluice/otel` to time every round trip.
+   * Cluster detection and `batch.byNode` still read `client`; per-master calls of `byNode` are
+   * not wrapped.
+   */
+  wrapClient?: ClientWrapper;
   /**
    * Where warnings go. On first use the limiter reads the server's `maxmemory-policy` (one
    * `INFO memory` per ioredis/iovalkey/node-redis client, in the background) and warns once
@@ -81,7 +89,7 @@ export interface RedisLimiterOptions {
  */
 export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   requireOptions('createRedisLimiter options', options);
-  const client = toScriptClient(options.client);
+  const clients = clientsOf(toScriptClient(options.client), requireFunction('wrapClient', options.wrapClient, true));
   const algorithm = requireAlgorithm('algorithm', options.algorithm);
   const script = Object.hasOwn(scripts, algorithm.name) ? scripts[algorithm.name] : undefined;
   if (!script) throw new ConfigError(`no Redis script for algorithm '${algorithm.name}'`);
@@ -93,7 +101,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   }
   const params = algorithm.scriptParams;
   const read = (reply: unknown, index: number): Decision => toDecision(reply, algorithm.limit, index);
-  const batcher = batcherOf(client, script, read, options);
+  const batcher = batcherOf(clients.batch, script, read, options);
   const refundScript = refundScripts[algorithm.name];
 
   const warn = createWarner(options.onWarning);
@@ -128,9 +136,12 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       const cost = costOf(limitOptions);
       firstUse();
       if (batcher) return batcher.decide(redisKey, nowArg(), cost, true).catch(failedTo.decide);
-      const reply = await runScript(client, script, [redisKey], [nowArg(), ...params, costArg(cost, true)]).catch(
-        failedTo.decide,
-      );
+      const reply = await runScript(
+        clients.decide,
+        script,
+        [redisKey],
+        [nowArg(), ...params, costArg(cost, true)],
+      ).catch(failedTo.decide);
       return read(reply, 0);
     },
     async peek(key) {
@@ -147,7 +158,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
         return peekDecision(current, next);
       }
       const reply = await runScript(
-        client,
+        clients.peek,
         script,
         [redisKey, redisKey],
         [now, ...params, costArg(0, false), costArg(1, false)],
@@ -158,14 +169,14 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       const redisKey = redisKeyOf(key);
       // Decisions queued before the reset are applied before it, as they would be unbatched.
       await batcher?.drain();
-      await runScript(client, resetScript, [redisKey], []).catch(failedTo.reset);
+      await runScript(clients.reset, resetScript, [redisKey], []).catch(failedTo.reset);
     },
     ...(refundScript && {
       async refund(key: string, units: number) {
         const redisKey = redisKeyOf(key);
         if (costOf({ cost: units }) === 0) return;
         await batcher?.drain();
-        await runScript(client, refundScript, [redisKey], [nowArg(), ...params, units]).catch(failedTo.refund);
+        await runScript(clients.refund, refundScript, [redisKey], [nowArg(), ...params, units]).catch(failedTo.refund);
       },
     }),
     close: async () => {
@@ -197,6 +208,12 @@ function batcherOf(
     bySlot,
     byNode: nodes && { nodes, script: perNodeScript(script) },
   });
+}
+
+/** The client each operation uses: `client` itself, or its wrapping for that operation. */
+function clientsOf(client: ScriptClient, wrap: ClientWrapper | undefined) {
+  const of = (operation: StoreOperation) => (wrap ? wrap(client, operation) : client);
+  return { decide: of('decide'), peek: of('peek'), batch: of('batch'), refund: of('refund'), reset: of('reset') };
 }
 
 /**

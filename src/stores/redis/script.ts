@@ -63,3 +63,17 @@ export async function runScript(
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
+
+/**
+ * What a script call does, as told to a {@link ClientWrapper}: `'decide'` (`limit`, unbatched),
+ * `'peek'`, `'batch'` (every call of a batching limiter, one or more decisions), `'refund'`,
+ * `'reset'`, `'heartbeat'`.
+ */
+export type StoreOperation = 'decide' | 'peek' | 'batch' | 'refund' | 'reset' | 'heartbeat';
+
+/**
+ * Wraps the {@link ScriptClient} one kind of call goes through, e.g. to time it: called once per
+ * operation at construction (never per call), so a limiter given none pays nothing.
+ * `storeMetrics` from `sluice/otel` is one.
+ */
+export type ClientWrapper = (client: ScriptClient, operation: StoreOperation) => ScriptClient;

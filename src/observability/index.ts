@@ -1,0 +1,5 @@
+export type { DegradedTransition } from './degraded-transitions.js';
+export { type InstrumentOptions, instrument } from './instrument.js';
+export type { StatsSource } from './layer-stats.js';
+export { ATTRIBUTES, METRICS } from './names.js';
+export { type StoreErrorKind, type StoreMetricsOptions, storeMetrics } from './store-metrics.js';
