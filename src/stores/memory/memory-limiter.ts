@@ -1,3 +1,4 @@
+import { admitPartially } from '../../algorithms/partial.js';
 import type { Algorithm, StateGrowth } from '../../algorithms/types.js';
 import { type Decision, type LimitOptions, peekDecision } from '../../decision.js';
 import { ClockError } from '../../errors.js';
@@ -6,6 +7,7 @@ import {
   checkKey,
   costOf,
   orDefault,
+  partialOf,
   requireAlgorithm,
   requireDurationMs,
   requireFunction,
@@ -89,14 +91,10 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   const stateOf = (slot: number): Float64Array => (growth ? (table.own(slot) as Float64Array) : table.state);
   const offsetOf = (slot: number): number => slot * width;
 
-  const decide = growth
-    ? (key: string, cost: number): Decision => {
-        checkKey(key);
-        return decideGrowing(algorithm, growth, table, scratch, key, cost, readClock(clock));
-      }
-    : (key: string, cost: number): Decision => {
-        checkKey(key);
-        const nowMs = readClock(clock);
+  const decideAt = growth
+    ? (key: string, cost: number, nowMs: number): Decision =>
+        decideGrowing(algorithm, growth, table, scratch, key, cost, nowMs)
+    : (key: string, cost: number, nowMs: number): Decision => {
         const slot = table.find(key);
         if (slot !== -1) return algorithm.decide(table.state, slot * width, nowMs, cost, true);
         scratch.fill(0);
@@ -107,18 +105,33 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
         }
         return decision;
       };
-  const limitSync = (key: string, limitOptions?: LimitOptions): Decision => decide(key, costOf(limitOptions));
+  const decide = (key: string, cost: number): Decision => {
+    checkKey(key);
+    return decideAt(key, cost, readClock(clock));
+  };
+  // What `cost` would do now, applying nothing.
+  const reportAt = (key: string, cost: number, nowMs: number): Decision => {
+    const slot = table.find(key);
+    if (slot === -1) scratch.fill(0);
+    return algorithm.decide(
+      slot === -1 ? scratch : stateOf(slot),
+      slot === -1 ? 0 : offsetOf(slot),
+      nowMs,
+      cost,
+      false,
+    );
+  };
+  const decidePartially = (key: string, cost: number): Decision => {
+    checkKey(key);
+    const nowMs = readClock(clock);
+    return admitPartially(cost, (units, commit) => (commit ? decideAt : reportAt)(key, units, nowMs));
+  };
+  const limitSync = (key: string, limitOptions?: LimitOptions): Decision =>
+    partialOf(limitOptions) ? decidePartially(key, costOf(limitOptions)) : decide(key, costOf(limitOptions));
   const peekSync = (key: string): Decision => {
     checkKey(key);
     const nowMs = readClock(clock);
-    const slot = table.find(key);
-    if (slot === -1) scratch.fill(0);
-    const state = slot === -1 ? scratch : stateOf(slot);
-    const offset = slot === -1 ? 0 : offsetOf(slot);
-    return peekDecision(
-      algorithm.decide(state, offset, nowMs, 0, false),
-      algorithm.decide(state, offset, nowMs, 1, false),
-    );
+    return peekDecision(reportAt(key, 0, nowMs), reportAt(key, 1, nowMs));
   };
   const resetSync = (key: string): void => {
     checkKey(key);
