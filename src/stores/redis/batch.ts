@@ -1,6 +1,6 @@
 import { keySlot } from './keyslot.js';
 import { type LuaScript, runScript, type ScriptClient } from './script.js';
-import { costArg, sharedCostArgs } from './scripts/compose.js';
+import { type Commit, costArg, sharedCostArgs } from './scripts/compose.js';
 
 /** Options of decision batching (`createRedisLimiter({ batch })`). */
 export interface BatchOptions {
@@ -55,7 +55,7 @@ export type ReplyReader<T> = (reply: readonly unknown[], index: number) => T;
 /** Collects the decisions of one event-loop turn into script calls. */
 export interface Batcher<T> {
   /** Queues one decision; resolves with what the reader made of it, rejects with the call's error. */
-  decide(key: string, now: string, cost: number, commit: boolean): Promise<T>;
+  decide(key: string, now: string, cost: number, commit: Commit): Promise<T>;
   /** Sends what is queued now and resolves when every call sent so far has settled. */
   drain(): Promise<void>;
 }

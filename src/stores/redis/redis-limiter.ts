@@ -7,6 +7,7 @@ import {
   costOf,
   optionalBoolean,
   orDefault,
+  partialOf,
   requireAlgorithm,
   requireInteger,
   requireOptions,
@@ -16,7 +17,7 @@ import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
 import { runScript, type ScriptClient } from './script.js';
-import { type AlgorithmScript, costArg, perNodeScript } from './scripts/compose.js';
+import { type AlgorithmScript, costArg, MAX_PARTIAL_COST, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
 import { resetScript } from './scripts/reset.js';
@@ -81,6 +82,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const read = (reply: unknown, index: number): Decision => toDecision(reply, algorithm.limit, index);
   const batcher = batcherOf(client, script, read, options);
   const refundScript = refundScripts[algorithm.name];
+  const partialCap = Math.min(algorithm.limit, MAX_PARTIAL_COST);
 
   const warn = createWarner(options.onWarning);
   let evictionChecked = options.onWarning === false;
@@ -111,10 +113,12 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     algorithm,
     async limit(key, limitOptions) {
       const redisKey = redisKeyOf(key);
-      const cost = costOf(limitOptions);
+      const commit = partialOf(limitOptions) ? 'partial' : true;
+      // A partial request admits at most the limit, so asking for more is asking for the limit.
+      const cost = commit === true ? costOf(limitOptions) : Math.min(costOf(limitOptions), partialCap);
       firstUse();
-      if (batcher) return batcher.decide(redisKey, nowArg(), cost, true).catch(failedTo.decide);
-      const reply = await runScript(client, script, [redisKey], [nowArg(), ...params, costArg(cost, true)]).catch(
+      if (batcher) return batcher.decide(redisKey, nowArg(), cost, commit).catch(failedTo.decide);
+      const reply = await runScript(client, script, [redisKey], [nowArg(), ...params, costArg(cost, commit)]).catch(
         failedTo.decide,
       );
       return read(reply, 0);
@@ -189,6 +193,7 @@ function batcherOf(
  * Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a
  * script reply; throws StoreUnavailableError for a decision the script answered
  * `{'error', message, 0, 0}` (one of its commands failed; the call's other decisions stand).
+ * A partial decision's first integer is −1 (denied, nothing admitted) or 2 + the units admitted.
  */
 function toDecision(reply: unknown, limit: number, index: number): Decision {
   const at = 4 * index;
@@ -203,11 +208,14 @@ function toDecision(reply: unknown, limit: number, index: number): Decision {
   ) {
     throw new StoreUnavailableError(`unreadable script reply: ${JSON.stringify(reply)}`);
   }
-  return {
+  const decision: Decision = {
     allowed: allowed === 1,
     limit,
     remaining: remaining as number,
     retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : (retryAfterMs as number),
     resetAfterMs: resetAfterMs as number,
   };
+  if (allowed === 0 || allowed === 1) return decision;
+  const admitted = Math.max(0, (allowed as number) - 2);
+  return { ...decision, allowed: allowed !== -1, admitted };
 }
