@@ -1,9 +1,10 @@
 import type { Decision, LimitOptions } from '../decision.js';
 import type { Limiter } from '../limiter.js';
-import { checkKey, costOf } from '../validate.js';
+import { checkKey, costOf, partialOf } from '../validate.js';
 import { createKeyState, dropExpired, type KeyState, observe, recordLease, type Waiter } from './key-state.js';
 import { createKeyTable } from './key-table.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
+import { createPartialAdmission } from './partial.js';
 import { remoteModelOf } from './remote-model.js';
 import { createReturns } from './returns.js';
 import { nextLeaseSize } from './sizing.js';
@@ -239,6 +240,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   const tryLimit = (key: string, limitOptions?: LimitOptions): Decision | undefined => {
     checkKey(key);
     const cost = costOf(limitOptions);
+    if (partialOf(limitOptions)) return undefined; // `limit` decides it
     const state = table.get(key);
     if (state === undefined || !state.anchored || state.queue !== undefined) return undefined;
     const atMs = nowMs();
@@ -248,6 +250,8 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     table.touch(key, state, atMs);
     return decision;
   };
+
+  const partially = createPartialAdmission({ remote, limit, counters, nowMs, expire, answer });
 
   let timer: ReturnType<typeof setInterval> | undefined;
   if (returnIdleMs > 0 && returnCheckIntervalMs > 0) {
@@ -266,6 +270,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       try {
         checkKey(key);
         cost = costOf(limitOptions);
+        if (partialOf(limitOptions)) return partially(key, table.get(key), cost);
       } catch (error) {
         return Promise.reject(error);
       }
