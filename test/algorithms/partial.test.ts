@@ -2,6 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryLimiter, type Decision, gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter, fromIoredis } from '../../src/stores/redis/index.js';
+import { runScript } from '../../src/stores/redis/script.js';
+import { costArg, perNodeScript } from '../../src/stores/redis/scripts/compose.js';
+import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { decidePartially } from '../../src/testing/reference/partial.js';
 import { holdingKeys } from '../support/held-keys.js';
 import { useRedisServer } from '../support/redis-server.js';
@@ -155,3 +158,34 @@ describe('partial admission: memory, Redis and Redis batched agree with the refe
     await Promise.all([limiter.close(), memory.close()]);
   });
 });
+
+describe('partial admission: the per-master script (byNode) decides as the per-slot one', () => {
+  it.each(ALGORITHMS)('%s: whole and partial requests over two keys in one call', async (name) => {
+    const algorithm = configuredOf(name);
+    const script = scripts[name];
+    if (!script) throw new Error(`no script for ${name}`);
+    const prefix = freshPrefix('master');
+    const calls: [string, number, boolean][] = [
+      ['a', 3, false],
+      ['a', 4, true],
+      ['b', 9, true],
+      ['a', 2, true],
+      ['b', 1, false],
+    ];
+    const args: (string | number)[] = [String(T0), ...algorithm.scriptParams];
+    for (const [key, cost, partial] of calls) args.push(`${prefix}{${key}}`, costArg(cost, partial ? 'partial' : true));
+    args.push(calls.length);
+    const reply = (await runScript(fromIoredis(redis()), perNodeScript(script), [`${prefix}{a}`], args)) as number[];
+    const memory = createMemoryLimiter({ algorithm, clock: () => T0, pruneIntervalMs: 0 });
+    const expected = calls.flatMap(([key, cost, partial]) => {
+      const d = memory.limitSync(key, { cost, partial });
+      const first = partial ? (d.allowed ? 2 + (d.admitted as number) : -1) : d.allowed ? 1 : 0;
+      return [first, d.remaining, d.retryAfterMs === Number.POSITIVE_INFINITY ? -1 : d.retryAfterMs, d.resetAfterMs];
+    });
+    expect(reply).toEqual(expected);
+  });
+});
+
+function configuredOf(name: (typeof ALGORITHMS)[number]) {
+  return fc.sample(configurations[name], { numRuns: 1, seed: 7 })[0]?.algorithm ?? gcra({ limit: 5, periodMs: 1000 });
+}
