@@ -24,6 +24,12 @@ const EVICTION_SCAN = 16;
  *
  * @throws {ConfigError} when options is not an object, `maxKeys` is not an integer ≥ 1 or `clock`
  * not a function.
+ * @example
+ * ```ts
+ * import { createConcurrencyLimiter, memoryHolds } from 'sluice/concurrency';
+ *
+ * const reports = createConcurrencyLimiter({ limit: 5, holdMs: 30_000, store: memoryHolds({ maxKeys: 10_000 }) });
+ * ```
  */
 export function memoryHolds(options: MemoryHoldsOptions = {}): HoldStore {
   requireOptions('memoryHolds options', options);

@@ -22,6 +22,14 @@ export interface RedisHoldsOptions {
  *
  * @throws {ConfigError} when options is not an object, `client` is not a Redis client, or
  * `prefix` is not a string.
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { createConcurrencyLimiter, redisHolds } from 'sluice/concurrency';
+ *
+ * const store = redisHolds({ client: new Redis(), prefix: 'app:holds:' });
+ * const reports = createConcurrencyLimiter({ limit: 5, holdMs: 30_000, store });
+ * ```
  */
 export function redisHolds(options: RedisHoldsOptions): HoldStore {
   requireOptions('redisHolds options', options);

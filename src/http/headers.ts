@@ -211,6 +211,13 @@ function headerInteger(text: string | undefined, min = 0, max = MAX_HEADER_NUMBE
 /**
  * `Retry-After` (RFC 9110 §10.2.3) as milliseconds from `epochNowMs`: delta seconds or an
  * HTTP-date (a past date gives 0). Undefined when absent or malformed.
+ * @example
+ * ```ts
+ * import { parseRetryAfter } from 'sluice/outbound';
+ *
+ * parseRetryAfter('120', Date.now()); // 120000
+ * parseRetryAfter('soon', Date.now()); // undefined: malformed counts as absent
+ * ```
  */
 export function parseRetryAfter(value: string | undefined, epochNowMs: number): number | undefined {
   if (value === undefined || value.length > 64) return undefined;
@@ -327,6 +334,14 @@ function readLegacy(read: HeaderReader, epochNowMs: number): AnnouncedLimit | un
  * Every limit an upstream's response announced, in any shape {@link draftWriters} and
  * {@link legacyHeaders} write (draft-11, draft-7, draft-6, `X-RateLimit-*`); `[]` when none.
  * Malformed values are treated as absent. `epochNowMs` turns an epoch `X-RateLimit-Reset` into seconds.
+ * @example
+ * ```ts
+ * import { parseRateLimitHeaders } from 'sluice/outbound';
+ *
+ * const response = await fetch('http://127.0.0.1:8080/items');
+ * const limits = parseRateLimitHeaders((name) => response.headers.get(name) ?? undefined, Date.now());
+ * // e.g. [{ quota: 100, windowSeconds: 60, remaining: 0, resetSeconds: 12 }]
+ * ```
  */
 export function parseRateLimitHeaders(read: HeaderReader, epochNowMs: number): AnnouncedLimit[] {
   const policies = parseList(read('ratelimit-policy')) ?? [];

@@ -114,6 +114,15 @@ export interface Acquirer {
  * Makes any {@link Limiter} (memory, Redis, leased, policy-wrapped) wait for quota.
  *
  * @throws {ConfigError} on invalid options, or `pace` on a limiter that is not GCRA.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { createAcquirer } from 'sluice/outbound';
+ *
+ * const acquirer = createAcquirer(createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }) }));
+ * // Waits up to 5 s for a unit of 'partner-api', or rejects with AcquireTimeoutError at once.
+ * const decision = await acquirer.acquire('partner-api', { maxWaitMs: 5000 });
+ * ```
  */
 export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}): Acquirer {
   const maxQueueLength = requireInteger('maxQueueLength', options.maxQueueLength ?? 1000);

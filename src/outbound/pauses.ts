@@ -36,6 +36,17 @@ const readScript = defineScript(`return redis.call('PTTL', KEYS[1])`);
  * by itself. A store that cannot answer counts as no pause (the upstream's next 429 says again).
  *
  * @throws {ConfigError} on an unusable client or prefix.
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { createRedisLimiter } from 'sluice/redis';
+ * import { gcra } from 'sluice';
+ * import { createAcquirer, createRedisPauseStore } from 'sluice/outbound';
+ *
+ * const client = new Redis();
+ * const limiter = createRedisLimiter({ client, algorithm: gcra({ limit: 10, periodMs: 1000 }) });
+ * const acquirer = createAcquirer(limiter, { pauses: createRedisPauseStore({ client }) });
+ * ```
  */
 export function createRedisPauseStore(options: RedisPauseStoreOptions): PauseStore {
   const client = toScriptClient(options.client);
@@ -60,7 +71,15 @@ export function createRedisPauseStore(options: RedisPauseStoreOptions): PauseSto
   };
 }
 
-/** A {@link PauseStore} in this process's memory: shared by the acquirers of one process only. */
+/** A {@link PauseStore} in this process's memory: shared by the acquirers of one process only. * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { createAcquirer, createMemoryPauseStore } from 'sluice/outbound';
+ *
+ * const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }) });
+ * const acquirer = createAcquirer(limiter, { pauses: createMemoryPauseStore() });
+ * ```
+ */
 export function createMemoryPauseStore(now: () => number = () => performance.now()): PauseStore {
   const ends = new Map<string, number>();
   return {

@@ -50,7 +50,7 @@ function acquirerOf(limiter: Acquirer | Limiter): Acquirer {
  *   signal: (_url, init) => init?.signal ?? undefined,
  *   response: (res) => res,
  * });
- * const res: Response = await getJson('http://127.0.0.1:8080/items');
+ * const res: Response = await getJson('http://127.0.0.1:8080/items', {});
  * ```
  */
 export function throttle<A extends unknown[], R>(

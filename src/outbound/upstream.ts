@@ -44,6 +44,13 @@ function readerOf(headers: HeaderSource): HeaderReader {
  * exhausted limit, else 1 s; any response announcing a limit with `remaining` 0 pauses until its
  * reset; the announced quota ÷ window gives the upstream's rate. Parsed by `sluice/http`'s own
  * header module, so what Sluice writes it reads; malformed values count as absent.
+ * @example
+ * ```ts
+ * import { readUpstream } from 'sluice/outbound';
+ *
+ * const response = await fetch('http://127.0.0.1:8080/items');
+ * const { pauseMs } = readUpstream(response, Date.now()); // a 429 with Retry-After: 2 gives 2000
+ * ```
  */
 export function readUpstream(response: UpstreamResponse, epochNowMs: number): UpstreamSignal {
   const read = readerOf(response.headers);
@@ -64,6 +71,16 @@ export function readUpstream(response: UpstreamResponse, epochNowMs: number): Up
  * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait, and
  * honours an announced rate lower than the limiter's by charging more units per call (never a
  * higher one: the limiter's own limit stays the ceiling).
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { createAcquirer, learnFromUpstream } from 'sluice/outbound';
+ *
+ * const acquirer = createAcquirer(createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }) }));
+ * await acquirer.acquire('partner-api');
+ * const response = await fetch('http://127.0.0.1:8080/items');
+ * learnFromUpstream(acquirer, 'partner-api', response); // a 429 pauses 'partner-api' for every caller
+ * ```
  */
 export function learnFromUpstream(acquirer: Acquirer, key: string, response: UpstreamResponse): UpstreamSignal {
   const signal = readUpstream(response, Date.now());

@@ -86,11 +86,14 @@ const properties: Record<string, Check> = {
 /**
  * Registers the hold-store properties for `target` (concurrency limits: exact under concurrent
  * acquires, release and renew, expiry on their own). Assertions use `node:assert`, so any test
- * framework can host it:
+ * framework can host it.
  *
+ * @example
  * ```ts
  * import { describe, it } from 'vitest';
  * import { memoryHolds } from 'sluice/concurrency';
+ * import { runHoldConformance } from 'sluice/testing';
+ *
  * const store = memoryHolds();
  * runHoldConformance({ name: 'memory holds', test: { describe, it }, create: () => store });
  * ```
