@@ -25,7 +25,7 @@ beforeAll(() => {
   if (!packed) throw new Error('npm pack printed no package');
   files = packed.files.map((file) => file.path).sort();
   tarball = join(dir, packed.filename);
-}, 120_000);
+}, 300_000); // a build and a pack: minutes when the cores are shared
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
