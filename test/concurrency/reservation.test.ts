@@ -105,11 +105,17 @@ describe('reservations on memory (GCRA)', () => {
 });
 
 describe('reservations through leasing', () => {
-  it('a leased limiter takes no refunds, so reserve refuses it with ConfigError and charges nothing', async () => {
+  it('a leased limiter over a refundable remote reserves; settling below the estimate gives units back', async () => {
     const { limiter: remote, clock } = setup(gcra({ limit: 20, periodMs: 3_600_000 }));
     const leased = createLeasedLimiter({ remote, leaseSize: 10, clock });
-    await expect(reserve(leased, 'k', 5, { clock })).rejects.toBeInstanceOf(ConfigError);
-    expect(remote.peekSync('k').remaining).toBe(20);
+    const reserved = await reserve(leased, 'k', 5, { clock });
+    if (!reserved.allowed) throw new Error('the estimate should be admitted');
+    expect((await leased.peek('k')).remaining).toBe(15);
+    // The 3 unused units go back to this instance's lease first (docs/leasing.md): held again.
+    await reserved.reservation.settle(2);
+    expect((await leased.peek('k')).remaining).toBe(18);
+    // Never more than was leased from the remote: 10 units, whatever was refunded.
+    expect(remote.peekSync('k').remaining).toBe(10);
   });
 });
 
