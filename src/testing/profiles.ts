@@ -26,9 +26,7 @@ export type PropertyName =
   | 'reset'
   | 'invalid-input'
   | 'concurrency'
-  | 'reference-model'
-  /** Only for a target declaring the `'partial'` capability. */
-  | 'partial-admission';
+  | 'reference-model';
 
 /** How the suite builds, models and judges one algorithm. */
 export interface AlgorithmProfile {
