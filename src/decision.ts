@@ -36,6 +36,12 @@ export interface Decision {
    * share of the limit: 429).
    */
   failure?: FailureMode;
+  /**
+   * Present only on the answer to a partial request (`limit(key, { cost, partial: true })`):
+   * the units admitted, in `0..cost` — as many of `cost` as the key held. `allowed` is then
+   * `admitted > 0` (or `cost === 0`); a denial (`admitted === 0`) waits `retryAfterMs` for one unit.
+   */
+  admitted?: number;
 }
 
 /**
@@ -65,6 +71,13 @@ export function peekDecision(held: Decision, next: Decision): Decision {
 export interface LimitOptions {
   /** Units this request spends: a non-negative safe integer. Default 1. Cost 0 reports without spending. */
   cost?: number;
+  /**
+   * Admit as many of `cost` units as the key holds now, atomically, instead of all or nothing
+   * (redis_rate's `AllowAtMost`): the decision says how many in {@link Decision.admitted}. When
+   * none is held the request is denied, charging nothing, with the wait for one unit. Default
+   * `false`; anything but a boolean rejects with `InvalidCostError`.
+   */
+  partial?: boolean;
   /**
    * The failure policy for this call when the store cannot decide, overriding the limiter's
    * own (e.g. a login route fails closed while the rest fails open). Read only by limiters

@@ -26,6 +26,18 @@ export function costOf(options: { cost?: number | null } | undefined): number {
 }
 
 /**
+ * Whether a call asks for partial admission (`partial: true`; default `false`), or throws
+ * {@link InvalidCostError}: like `cost`, a `partial` that is not a boolean is a caller's bug that
+ * must not silently change how much is charged.
+ */
+export function partialOf(options: { partial?: boolean | null } | undefined): boolean {
+  const partial = options?.partial;
+  if (partial === undefined || partial === false) return false;
+  if (partial === true) return true;
+  throw new InvalidCostError(`partial must be a boolean, got ${describe(partial)}`);
+}
+
+/**
  * Throws {@link InvalidKeyError} unless `key` is a non-empty, well-formed string of at most 512
  * UTF-8 bytes. Well-formed (no lone surrogate) because Redis stores keys as UTF-8, where every
  * lone surrogate becomes U+FFFD: keys distinct in memory would share one Redis key.

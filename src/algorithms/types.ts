@@ -14,7 +14,9 @@ export type AlgorithmName = 'gcra' | 'token-bucket' | 'fixed-window' | 'sliding-
  * Contract every core meets (the conformance suite checks it):
  * - a denied request leaves the state untouched;
  * - an admitted request of cost c leaves `remaining` exactly c lower than before;
- * - `decide` with `commit = false` computes the same decision and writes nothing.
+ * - `decide` with `commit = false` computes the same decision and writes nothing;
+ * - the `remaining` of a cost-0 decision is exactly the most units admitted now: any cost up to
+ *   it is admitted, any cost above it denied (partial admission, `algorithms/partial.ts`, relies on it).
  */
 export interface Algorithm {
   readonly name: AlgorithmName;

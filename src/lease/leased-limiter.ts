@@ -1,11 +1,12 @@
 import type { Decision, LimitOptions } from '../decision.js';
 import type { Limiter } from '../limiter.js';
-import { checkKey, costOf } from '../validate.js';
+import { checkKey, costOf, partialOf } from '../validate.js';
 import { createKeyState, type KeyState, observe } from './key-state.js';
 import { createKeyTable, type KeyTable } from './key-table.js';
 import { takeLease, waitForLease } from './lease-queue.js';
-import { decideLocally, expire, peekLocally } from './local-decision.js';
+import { answer, decideLocally, expire, peekLocally } from './local-decision.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
+import { createPartialAdmission } from './partial.js';
 import { refundUnits } from './refund.js';
 import type { LeaseContext } from './remote-lease.js';
 import { remoteModelOf } from './remote-model.js';
@@ -115,6 +116,14 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     returns,
     nowMs,
   };
+  const partially = createPartialAdmission({
+    remote,
+    limit: model.limit,
+    counters,
+    nowMs,
+    expire: (state, atMs) => expire(state, atMs, model, counters),
+    answer: (state, atMs, allowed, retryAfterMs) => answer(model, state, atMs, allowed, retryAfterMs),
+  });
 
   let timer: ReturnType<typeof setInterval> | undefined;
   if (returnIdleMs > 0 && returnCheckIntervalMs > 0) {
@@ -129,13 +138,16 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     leaseSize: settings.leaseSize,
     tryLimit(key, limitOptions) {
       checkKey(key);
-      return tryLocally(context, table, key, costOf(limitOptions));
+      const cost = costOf(limitOptions);
+      if (partialOf(limitOptions)) return undefined; // `limit` decides it
+      return tryLocally(context, table, key, cost);
     },
     limit(key, limitOptions) {
       let cost: number;
       try {
         checkKey(key);
         cost = costOf(limitOptions);
+        if (partialOf(limitOptions)) return partially(key, table.get(key), cost);
       } catch (error) {
         return Promise.reject(error);
       }

@@ -5,6 +5,7 @@ import type { Decision } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import { type ManualClock, manualClock } from './clock.js';
 import { type AlgorithmProfile, type PropertyName, profiles } from './profiles.js';
+import { decidePartially } from './reference/partial.js';
 
 /** The test-registration functions of the host framework (vitest, jest, node:test, mocha). */
 export interface TestApi {
@@ -37,7 +38,16 @@ export interface ConformanceTarget {
   exempt?: Partial<Record<PropertyName, string>>;
   /** Random schedules per algorithm in the reference-model property; default 25. */
   propertyRuns?: number;
+  /**
+   * Optional abilities the target has, each held to its own property: `'partial'`, partial
+   * admission (`limit(key, { cost, partial: true })`, property `partial-admission`). A target
+   * that does not declare one is not tested for it. Default none.
+   */
+  capabilities?: readonly Capability[];
 }
+
+/** An optional ability of a limiter that the suite tests only when a target declares it. */
+export type Capability = 'partial';
 
 const LIMIT = 5;
 const PERIOD_MS = 10_000;
@@ -81,6 +91,10 @@ export function runConformance(target: ConformanceTarget): void {
           if (profile.exempt[name] || target.exempt?.[name]) continue;
           it(name, async () => check({ target, profile }));
         }
+        for (const capability of target.capabilities ?? []) {
+          const [name, check] = byCapability[capability];
+          if (!profile.exempt[name] && !target.exempt?.[name]) it(name, async () => check({ target, profile }));
+        }
       });
     }
   });
@@ -118,7 +132,7 @@ async function rejectsWithCode(promise: Promise<unknown>, code: string): Promise
   await assert.rejects(promise, (error: unknown) => (error as { code?: string }).code === code);
 }
 
-const properties: Record<PropertyName, Check> = {
+const properties: Record<Exclude<PropertyName, 'partial-admission'>, Check> = {
   'fresh-key-admits-limit': (c) =>
     withSetup(c, async ({ limiter, key }) => {
       for (let i = 1; i <= LIMIT; i++) {
@@ -318,6 +332,55 @@ const properties: Record<PropertyName, Check> = {
   },
 };
 
+const byCapability: Record<Capability, [PropertyName, Check]> = {
+  partial: [
+    'partial-admission',
+    async (c) => {
+      await withSetup(c, async ({ limiter, clock, key }) => {
+        const partially = (cost: number) => limiter.limit(key, { cost, partial: true });
+        assert.deepEqual(pickPartial(await partially(2)), { allowed: true, admitted: 2, remaining: LIMIT - 2 });
+        assert.deepEqual(pickPartial(await partially(0)), { allowed: true, admitted: 0, remaining: LIMIT - 2 });
+        assert.deepEqual(pickPartial(await partially(LIMIT * 2)), { allowed: true, admitted: LIMIT - 2, remaining: 0 });
+        const none = await partially(LIMIT * 200);
+        assert.deepEqual(pickPartial(none), { allowed: false, admitted: 0, remaining: 0 });
+        assert.equal(none.retryAfterMs, (await limiter.limit(key)).retryAfterMs, 'a denial waits for one unit');
+        assert.ok(none.retryAfterMs > 1 && Number.isFinite(none.retryAfterMs));
+        clock.advance(none.retryAfterMs - 1);
+        assert.deepEqual(pick(await partially(LIMIT)), { allowed: false, limit: LIMIT, remaining: 0, retryAfterMs: 1 });
+        clock.advance(1);
+        const back = await partially(LIMIT);
+        assert.ok(back.allowed && (back.admitted as number) >= 1, 'at least one unit at retryAfterMs');
+        assert.equal(back.remaining, 0, 'and every unit back then');
+      });
+      // Against the reference model: random schedules of whole and partial requests.
+      const fc = await loadFastCheck();
+      const step = fc.record({
+        advanceMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2 * INTERVAL_MS })),
+        key: fc.constantFrom('a', 'b'),
+        cost: fc.integer({ min: 0, max: 2 * LIMIT }),
+        partial: fc.boolean(),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), async (steps) => {
+          const { limiter, clock, key: namespace } = await setup(c.target, c.profile);
+          const model = c.profile.reference(LIMIT, PERIOD_MS);
+          try {
+            for (const { advanceMs, key, cost, partial } of steps) {
+              clock.advance(advanceMs);
+              const actual = await limiter.limit(`${namespace}:${key}`, { cost, partial });
+              const now = clock.now();
+              assert.deepEqual(actual, partial ? decidePartially(model, key, now, cost) : model.decide(key, now, cost));
+            }
+          } finally {
+            await limiter.close();
+          }
+        }),
+        { numRuns: c.target.propertyRuns ?? 25 },
+      );
+    },
+  ],
+};
+
 /**
  * fast-check is an optional peer: only this property needs it, so `sluice/testing` loads
  * without it and the property fails with the package's name when it is missing.
@@ -336,4 +399,8 @@ async function loadFastCheck(): Promise<typeof FastCheck> {
 
 function pick({ allowed, limit, remaining, retryAfterMs }: Decision) {
   return { allowed, limit, remaining, retryAfterMs };
+}
+
+function pickPartial({ allowed, admitted, remaining }: Decision) {
+  return { allowed, admitted, remaining };
 }

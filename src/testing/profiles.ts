@@ -26,7 +26,9 @@ export type PropertyName =
   | 'reset'
   | 'invalid-input'
   | 'concurrency'
-  | 'reference-model';
+  | 'reference-model'
+  /** Only for a target declaring the `'partial'` capability. */
+  | 'partial-admission';
 
 /** How the suite builds, models and judges one algorithm. */
 export interface AlgorithmProfile {

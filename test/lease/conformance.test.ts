@@ -23,6 +23,7 @@ runConformance({
   name: 'leased limiter, leaseSize 1, over memory',
   test: { describe, it },
   algorithms,
+  capabilities: ['partial'],
   create(algorithm, clock) {
     let remote = memoryRemotes.get(algorithm);
     if (!remote) {
@@ -39,6 +40,7 @@ runConformance({
   name: 'leased limiter, leaseSize 1, over Redis (ioredis, client clock)',
   test: { describe, it },
   algorithms,
+  capabilities: ['partial'],
   create: (algorithm, clock, connection) =>
     createLeasedLimiter({
       remote: createRedisLimiter({ client: held(redis(connection)), algorithm, clock: clock.now }),

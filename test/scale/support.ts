@@ -69,6 +69,7 @@ export function runRedisConformance(targets: readonly RedisTarget[]): void {
     runConformance({
       name,
       test: { describe, it },
+      capabilities: ['partial'],
       create: (algorithm, clock, connection) =>
         createRedisLimiter({
           client: held(clients()[connection]),

@@ -1,3 +1,4 @@
+import { admitPartially } from '../../algorithms/partial.js';
 import type { Algorithm, StateGrowth } from '../../algorithms/types.js';
 import { type Decision, type LimitOptions, peekDecision } from '../../decision.js';
 import { ClockError } from '../../errors.js';
@@ -6,6 +7,7 @@ import {
   checkKey,
   costOf,
   orDefault,
+  partialOf,
   requireAlgorithm,
   requireDurationMs,
   requireFunction,
@@ -98,19 +100,12 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   const stateOf = (slot: number): Float64Array => (growth ? (table.own(slot) as Float64Array) : table.state);
   const offsetOf = (slot: number): number => slot * width;
 
-  // A key the table holds was checked when it went in, so only a stranger is checked: one
-  // Map lookup, no scan of the key, on the path a busy key takes.
-  const decide = growth
-    ? (key: string, cost: number): Decision => {
-        const slot = table.find(key);
-        if (slot === -1) checkKey(key);
-        return decideGrowing(algorithm, growth, table, scratch, key, slot, cost, readClock(clock));
-      }
-    : (key: string, cost: number): Decision => {
-        const slot = table.find(key);
-        if (slot !== -1) return algorithm.decide(table.state, slot * width, readClock(clock), cost, true);
-        checkKey(key);
-        const nowMs = readClock(clock);
+  // Decides `cost` for `key` at `nowMs`; `slot` is its slot, -1 for a stranger (already checked).
+  const decideAt = growth
+    ? (key: string, slot: number, cost: number, nowMs: number): Decision =>
+        decideGrowing(algorithm, growth, table, scratch, key, slot, cost, nowMs)
+    : (key: string, slot: number, cost: number, nowMs: number): Decision => {
+        if (slot !== -1) return algorithm.decide(table.state, slot * width, nowMs, cost, true);
         scratch.fill(0);
         const decision = algorithm.decide(scratch, 0, nowMs, cost, true);
         if (decision.allowed && cost > 0) {
@@ -119,19 +114,41 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
         }
         return decision;
       };
-  const limitSync = (key: string, limitOptions?: LimitOptions): Decision =>
-    decide(key, limitOptions === undefined ? 1 : costOf(limitOptions));
+  // A key the table holds was checked when it went in, so only a stranger is checked: one
+  // Map lookup, no scan of the key, on the path a busy key takes.
+  const decide = (key: string, cost: number): Decision => {
+    const slot = table.find(key);
+    if (slot === -1) checkKey(key);
+    return decideAt(key, slot, cost, readClock(clock));
+  };
+  // What `cost` would do now, applying nothing.
+  const reportAt = (key: string, cost: number, nowMs: number): Decision => {
+    const slot = table.find(key);
+    if (slot === -1) scratch.fill(0);
+    return algorithm.decide(
+      slot === -1 ? scratch : stateOf(slot),
+      slot === -1 ? 0 : offsetOf(slot),
+      nowMs,
+      cost,
+      false,
+    );
+  };
+  const decidePartially = (key: string, cost: number): Decision => {
+    checkKey(key);
+    const nowMs = readClock(clock);
+    return admitPartially(cost, (units, commit) =>
+      commit ? decideAt(key, table.find(key), units, nowMs) : reportAt(key, units, nowMs),
+    );
+  };
+  const limitSync = (key: string, limitOptions?: LimitOptions): Decision => {
+    if (limitOptions === undefined) return decide(key, 1);
+    const cost = costOf(limitOptions);
+    return partialOf(limitOptions) ? decidePartially(key, cost) : decide(key, cost);
+  };
   const peekSync = (key: string): Decision => {
     checkKey(key);
     const nowMs = readClock(clock);
-    const slot = table.find(key);
-    if (slot === -1) scratch.fill(0);
-    const state = slot === -1 ? scratch : stateOf(slot);
-    const offset = slot === -1 ? 0 : offsetOf(slot);
-    return peekDecision(
-      algorithm.decide(state, offset, nowMs, 0, false),
-      algorithm.decide(state, offset, nowMs, 1, false),
-    );
+    return peekDecision(reportAt(key, 0, nowMs), reportAt(key, 1, nowMs));
   };
   const resetSync = (key: string): void => {
     checkKey(key);

@@ -1,7 +1,7 @@
 import { type Call, type NodeBatching, type ReplyReader, sendCall } from './cluster-send.js';
 import { keySlot } from './keyslot.js';
 import type { LuaScript, ScriptClient } from './script.js';
-import { costArg } from './scripts/compose.js';
+import { type Commit, costArg } from './scripts/compose.js';
 
 export type { ClusterNodes, NodeBatching, ReplyReader } from './cluster-send.js';
 
@@ -39,7 +39,7 @@ export interface BatchOptions {
 /** Collects the decisions of one event-loop turn into script calls. */
 export interface Batcher<T> {
   /** Queues one decision; resolves with what the reader made of it, rejects with the call's error. */
-  decide(key: string, now: string, cost: number, commit: boolean): Promise<T>;
+  decide(key: string, now: string, cost: number, commit: Commit): Promise<T>;
   /** Sends what is queued now and resolves when every call sent so far has settled. */
   drain(): Promise<void>;
 }

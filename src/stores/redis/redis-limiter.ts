@@ -7,6 +7,7 @@ import {
   costOf,
   optionalBoolean,
   orDefault,
+  partialOf,
   requireAlgorithm,
   requireFunction,
   requireInteger,
@@ -17,7 +18,7 @@ import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
 import { type ClientWrapper, runScript, type ScriptClient, type StoreOperation } from './script.js';
-import { type AlgorithmScript, costArg, perNodeScript } from './scripts/compose.js';
+import { type AlgorithmScript, costArg, MAX_PARTIAL_COST, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
 import { resetScript } from './scripts/reset.js';
@@ -103,6 +104,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const read = (reply: unknown, index: number): Decision => toDecision(reply, algorithm.limit, index);
   const batcher = batcherOf(clients.batch, script, read, options);
   const refundScript = refundScripts[algorithm.name];
+  const partialCap = Math.min(algorithm.limit, MAX_PARTIAL_COST);
 
   const warn = createWarner(options.onWarning);
   let evictionChecked = options.onWarning === false;
@@ -133,14 +135,16 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     algorithm,
     async limit(key, limitOptions) {
       const redisKey = redisKeyOf(key);
-      const cost = costOf(limitOptions);
+      const commit = partialOf(limitOptions) ? 'partial' : true;
+      // A partial request admits at most the limit, so asking for more is asking for the limit.
+      const cost = commit === true ? costOf(limitOptions) : Math.min(costOf(limitOptions), partialCap);
       firstUse();
-      if (batcher) return batcher.decide(redisKey, nowArg(), cost, true).catch(failedTo.decide);
+      if (batcher) return batcher.decide(redisKey, nowArg(), cost, commit).catch(failedTo.decide);
       const reply = await runScript(
         clients.decide,
         script,
         [redisKey],
-        [nowArg(), ...params, costArg(cost, true)],
+        [nowArg(), ...params, costArg(cost, commit)],
       ).catch(failedTo.decide);
       return read(reply, 0);
     },
@@ -220,6 +224,7 @@ function clientsOf(client: ScriptClient, wrap: ClientWrapper | undefined) {
  * Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a
  * script reply; throws StoreUnavailableError for a decision the script answered
  * `{'error', message, 0, 0}` (one of its commands failed; the call's other decisions stand).
+ * A partial decision's first integer is −1 (denied, nothing admitted) or 2 + the units admitted.
  */
 function toDecision(reply: unknown, limit: number, index: number): Decision {
   const at = 4 * index;
@@ -234,11 +239,14 @@ function toDecision(reply: unknown, limit: number, index: number): Decision {
   ) {
     throw new StoreUnavailableError(`unreadable script reply: ${JSON.stringify(reply)}`);
   }
-  return {
+  const decision: Decision = {
     allowed: allowed === 1,
     limit,
     remaining: remaining as number,
     retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : (retryAfterMs as number),
     resetAfterMs: resetAfterMs as number,
   };
+  if (allowed === 0 || allowed === 1) return decision;
+  const admitted = Math.max(0, (allowed as number) - 2);
+  return { ...decision, allowed: allowed !== -1, admitted };
 }

@@ -8,10 +8,12 @@
 -- ARGV[2]    limit: units per window
 -- ARGV[3]    window: ms
 -- ARGV[4..]  one per key: its cost in units to apply if admitted,
---            or -1 - cost to only report it (a peek);
+--            or -1 - cost to only report it (a peek),
+--            or -0.5 - cost to admit as many of cost as are held (partial);
 --            one for every key when they are alike
--- Reply      4 integers per decision: allowed 0|1, remaining units, retry after ms (-1: never),
---            reset after ms; or 'error', message, 0, 0 for a decision whose command failed
+-- Reply      4 integers per decision: allowed 0|1 (partial: -1 denied, else 2 + units admitted),
+--            remaining units, retry after ms (-1: never), reset after ms;
+--            or 'error', message, 0, 0 for a decision whose command failed
 
 -- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
 local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
@@ -64,15 +66,31 @@ local function decide(key, cost, commit, i)
 end
 
 -- The call: each decision in turn, under pcall.
--- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
+-- Partial admission (src/algorithms/partial.ts): as many of cost as the key holds now. A cost-0
+-- decision's remaining is exactly that; none held is a denial waiting for one unit.
+-- Replies -1 when denied, else 2 + the units admitted.
+local function decide_partly(key, cost, commit, i)
+  local _, held = decide(key, 0, false, i)
+  if held >= cost then held = cost end
+  if held == 0 and cost > 0 then
+    local _, remaining, retry, reset = decide(key, 1, false, i)
+    return -1, remaining, retry, reset
+  end
+  local _, remaining, retry, reset = decide(key, held, true, i)
+  return 2 + held, remaining, retry, reset
+end
+-- A decision's one number (costArg in compose.ts): its cost, whether to apply it, and the
+-- rule deciding it; a half above a peek's is a partial request.
 local function cost_of(arg)
   local n = tonumber(arg)
-  if n >= 0 then return n, true end
-  return -1 - n, false
+  if n >= 0 then return n, true, decide end
+  n = -1 - n
+  if n % 1 == 0 then return n, false, decide end
+  return n + 0.5, true, decide_partly
 end
 -- A failing command fails its own decision; the call's others stand as if alone.
-local function decide_one(key, cost, commit, i)
-  local ok, allowed, remaining, retry, reset = pcall(decide, key, cost, commit, i)
+local function decide_one(rule, key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(rule, key, cost, commit, i)
   if ok then return allowed, remaining, retry, reset end
   if type(allowed) == 'table' then allowed = allowed.err end
   return 'error', tostring(allowed), 0, 0
@@ -80,10 +98,10 @@ end
 local replies = {}
 local costs_at = 4
 local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
-local cost, commit = cost_of(ARGV[costs_at])
+local cost, commit, rule = cost_of(ARGV[costs_at])
 for i = 1, #KEYS do
-  if per_key then cost, commit = cost_of(ARGV[costs_at - 1 + i]) end
+  if per_key then cost, commit, rule = cost_of(ARGV[costs_at - 1 + i]) end
   local at = 4 * i
-  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(KEYS[i], cost, commit, i)
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(rule, KEYS[i], cost, commit, i)
 end
 return replies

@@ -93,15 +93,31 @@ end
  */
 const DECIDE_ONE = `
 -- The call: each decision in turn, under pcall.
--- A decision's one integer: its cost and whether to apply it (costArg in compose.ts).
+-- Partial admission (src/algorithms/partial.ts): as many of cost as the key holds now. A cost-0
+-- decision's remaining is exactly that; none held is a denial waiting for one unit.
+-- Replies -1 when denied, else 2 + the units admitted.
+local function decide_partly(key, cost, commit, i)
+  local _, held = decide(key, 0, false, i)
+  if held >= cost then held = cost end
+  if held == 0 and cost > 0 then
+    local _, remaining, retry, reset = decide(key, 1, false, i)
+    return -1, remaining, retry, reset
+  end
+  local _, remaining, retry, reset = decide(key, held, true, i)
+  return 2 + held, remaining, retry, reset
+end
+-- A decision's one number (costArg in compose.ts): its cost, whether to apply it, and the
+-- rule deciding it; a half above a peek's is a partial request.
 local function cost_of(arg)
   local n = tonumber(arg)
-  if n >= 0 then return n, true end
-  return -1 - n, false
+  if n >= 0 then return n, true, decide end
+  n = -1 - n
+  if n % 1 == 0 then return n, false, decide end
+  return n + 0.5, true, decide_partly
 end
 -- A failing command fails its own decision; the call's others stand as if alone.
-local function decide_one(key, cost, commit, i)
-  local ok, allowed, remaining, retry, reset = pcall(decide, key, cost, commit, i)
+local function decide_one(rule, key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(rule, key, cost, commit, i)
   if ok then return allowed, remaining, retry, reset end
   if type(allowed) == 'table' then allowed = allowed.err end
   return 'error', tostring(allowed), 0, 0
@@ -114,11 +130,11 @@ function slotLoop(lua: LuaAlgorithm): string {
   return `${DECIDE_ONE}${lua.readAhead ? 'read_ahead(KEYS)\n' : ''}local replies = {}
 local costs_at = ${costsAt}
 local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
-local cost, commit = cost_of(ARGV[costs_at])
+local cost, commit, rule = cost_of(ARGV[costs_at])
 for i = 1, #KEYS do
-  if per_key then cost, commit = cost_of(ARGV[costs_at - 1 + i]) end
+  if per_key then cost, commit, rule = cost_of(ARGV[costs_at - 1 + i]) end
   local at = 4 * i
-  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(KEYS[i], cost, commit, i)
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(rule, KEYS[i], cost, commit, i)
 end
 ${lua.writeBack ? 'write_back()\n' : ''}return replies
 `;
@@ -143,18 +159,19 @@ end
 local replies = {}
 for i = 1, n do
   local at, arg = 4 * i, first + 2 * i
-  local cost, commit = cost_of(ARGV[arg])
-  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(ARGV[arg - 1], cost, commit)
+  local cost, commit, rule = cost_of(ARGV[arg])
+  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(rule, ARGV[arg - 1], cost, commit)
 end
 ${lua.writeBack ? 'write_back()\n' : ''}return replies
 `;
 }
 
 const NOW_ROW = ['ARGV[1]', "now, ms; '' for the server's TIME"] as const;
-const COST_DOC = 'cost in units to apply if admitted,\nor -1 - cost to only report it (a peek)';
+const COST_DOC =
+  'cost in units to apply if admitted,\nor -1 - cost to only report it (a peek),\nor -0.5 - cost to admit as many of cost as are held (partial)';
 const REPLY_ROW = [
   'Reply',
-  "4 integers per decision: allowed 0|1, remaining units, retry after ms (-1: never),\nreset after ms; or 'error', message, 0, 0 for a decision whose command failed",
+  "4 integers per decision: allowed 0|1 (partial: -1 denied, else 2 + units admitted),\nremaining units, retry after ms (-1: never), reset after ms;\nor 'error', message, 0, 0 for a decision whose command failed",
 ] as const;
 
 /** A comment table, one row per entry: a label and its text, whose later lines align under it. */
@@ -269,11 +286,25 @@ export function perNodeScript(script: AlgorithmScript): LuaScript {
 }
 
 /**
- * A decision's argument: `cost` (a non-negative integer) to apply it if admitted, `−1 − cost` to
- * only report it (a peek). One integer instead of a (cost, commit) pair spares Redis one
- * argument per decision.
+ * How a decision spends: `true` applies it if admitted, `false` only reports it (a peek),
+ * `'partial'` admits as many of its cost as the key holds.
  */
-export function costArg(cost: number, commit: boolean): number {
+export type Commit = boolean | 'partial';
+
+/**
+ * Most units one partial request asks the script for: halves are exact below 2^52. No key holds
+ * more than its algorithm's `limit`, so asking for min(cost, limit) admits the same.
+ */
+export const MAX_PARTIAL_COST = 2 ** 52 - 1;
+
+/**
+ * A decision's argument: `cost` (a non-negative integer) to apply it if admitted, `−1 − cost` to
+ * only report it (a peek), `−0.5 − cost` to admit as many of `cost` as are held (partial; cost at
+ * most {@link MAX_PARTIAL_COST}). One number instead of a (cost, mode) pair spares Redis one
+ * argument per decision, and the common case (`n >= 0`) stays one comparison.
+ */
+export function costArg(cost: number, commit: Commit): number {
+  if (commit === 'partial') return -0.5 - cost;
   return commit ? cost : -1 - cost;
 }
 
