@@ -53,7 +53,12 @@ export function createPartialAdmission(context: PartialContext) {
     counters.requests++;
     const admitted = held + (reply.admitted ?? 0);
     if (reply.degraded) return { ...reply, admitted };
-    if (state?.anchored && state.queue === undefined) observe(state, atMs, reply);
+    if (state?.anchored && state.queue === undefined) {
+      observe(state, atMs, reply);
+      // Units the remote admitted moved its schedule: a refusal cached before would deny later
+      // requests with a retry-after that is now too short (as a lease does, `recordLease`).
+      if ((reply.admitted ?? 0) > 0) state.deniedUnits = 0;
+    }
     const units = state?.units ?? 0;
     return {
       ...reply,
