@@ -102,9 +102,14 @@ export function runConformance(target: ConformanceTarget): void {
 
 type Check = (context: { target: ConformanceTarget; profile: AlgorithmProfile }) => Promise<void>;
 
-async function setup(target: ConformanceTarget, profile: AlgorithmProfile, limit = LIMIT): Promise<Setup> {
+async function setup(
+  target: ConformanceTarget,
+  profile: AlgorithmProfile,
+  limit = LIMIT,
+  periodMs = PERIOD_MS,
+): Promise<Setup> {
   const clock = manualClock();
-  const limiter = await target.create(profile.build(limit, PERIOD_MS), clock, 0);
+  const limiter = await target.create(profile.build(limit, periodMs), clock, 0);
   const key = uniqueKey();
   return {
     limiter,
@@ -336,6 +341,7 @@ const byCapability: Record<Capability, [PropertyName, Check]> = {
   partial: [
     'partial-admission',
     async (c) => {
+      if (c.profile.name === 'gcra') await redisRateCases(c);
       await withSetup(c, async ({ limiter, clock, key }) => {
         const partially = (cost: number) => limiter.limit(key, { cost, partial: true });
         assert.deepEqual(pickPartial(await partially(2)), { allowed: true, admitted: 2, remaining: LIMIT - 2 });
@@ -380,6 +386,31 @@ const byCapability: Record<Capability, [PropertyName, Check]> = {
     },
   ],
 };
+
+/**
+ * redis_rate's own `AllowAtMost` cases (GCRA, 10 per s): after 1 unit, at most 2 → 2 admitted
+ * and 7 left at the next step; at most 10 with 7 left → 7; at most 1000 with none left → 0,
+ * retrying after exactly one emission interval (100 ms), when one unit is back.
+ */
+async function redisRateCases({ target, profile }: { target: ConformanceTarget; profile: AlgorithmProfile }) {
+  const { limiter, clock, key } = await setup(target, profile, 10, 1000);
+  try {
+    const partially = (cost: number) => limiter.limit(key, { cost, partial: true });
+    assert.equal((await limiter.limit(key)).remaining, 9);
+    assert.deepEqual(pickPartial(await partially(2)), { allowed: true, admitted: 2, remaining: 7 });
+    assert.equal((await limiter.limit(key, { cost: 0 })).remaining, 7, '7 left at the next step');
+    assert.deepEqual(pickPartial(await partially(10)), { allowed: true, admitted: 7, remaining: 0 });
+    const none = await partially(1000);
+    assert.deepEqual(pickPartial(none), { allowed: false, admitted: 0, remaining: 0 });
+    assert.equal(none.retryAfterMs, 100, 'the exact wait for one unit');
+    clock.advance(99);
+    assert.equal((await partially(1000)).admitted, 0);
+    clock.advance(1);
+    assert.deepEqual(pickPartial(await partially(1000)), { allowed: true, admitted: 1, remaining: 0 });
+  } finally {
+    await limiter.close();
+  }
+}
 
 /**
  * fast-check is an optional peer: only this property needs it, so `sluice/testing` loads

@@ -19,6 +19,7 @@ export function runLeasedConformance(name: string, clients: () => readonly unkno
     name,
     test: { describe, it },
     algorithms: ['gcra', 'token-bucket', 'fixed-window'],
+    capabilities: ['partial'],
     create: (algorithm, clock, connection) =>
       createLeasedLimiter({
         remote: createRedisLimiter({
