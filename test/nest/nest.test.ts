@@ -16,6 +16,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
+import { ConfigError } from '../../src/errors.js';
 import { RateLimit, SkipRateLimit, SluiceModule, type SluiceModuleOptions } from '../../src/http/nestjs/index.js';
 import type { Limiter } from '../../src/limiter.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
@@ -264,5 +265,49 @@ describe.each(platforms)('NestJS on $name', (platform) => {
         reason: 'store-unavailable',
       });
     });
+  });
+});
+
+describe('SluiceModule options', () => {
+  @Controller()
+  class HelloController {
+    @Get('hello')
+    hello() {
+      return 'ok';
+    }
+  }
+
+  it('forRootAsync: options from a factory whose limiter another module provides by an explicit token', async () => {
+    const limiter = limiterOf(3);
+    @Module({ providers: [{ provide: 'LIMITER', useValue: limiter }], exports: ['LIMITER'] })
+    class LimiterModule {}
+    @Module({
+      imports: [
+        SluiceModule.forRootAsync({
+          imports: [LimiterModule],
+          inject: ['LIMITER'],
+          useFactory: async (injected: Limiter) => ({ limiter: injected }),
+        }),
+      ],
+      controllers: [HelloController],
+    })
+    class AppModule {}
+    const app = await NestFactory.create(AppModule, new ExpressAdapter(), { logger: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      const { port } = app.getHttpServer().address() as AddressInfo;
+      expect((await send(`http://127.0.0.1:${port}/hello`)).headers.get('ratelimit')).toBe('"default";r=2;t=20');
+      expect((await limiter.peek('default:ip:127.0.0.1')).remaining).toBe(2);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('invalid options fail the app at startup with ConfigError naming the option', async () => {
+    @Module({ imports: [SluiceModule.forRoot({ limiter: limiterOf(1), headers: 'draft-99' as never })] })
+    class AppModule {}
+    await expect(
+      NestFactory.create(AppModule, new ExpressAdapter(), { logger: false, abortOnError: false }),
+    ).rejects.toThrow(ConfigError);
   });
 });
