@@ -12,6 +12,7 @@ export const libraryEntries = {
   fastify: 'src/http/fastify/index.ts',
   hono: 'src/http/hono/index.ts',
   koa: 'src/http/koa/index.ts',
+  nestjs: 'src/http/nestjs/index.ts',
   outbound: 'src/outbound/index.ts',
   otel: 'src/observability/index.ts',
 };

@@ -1,7 +1,9 @@
 import { isSluiceError } from '../errors.js';
+import { requireFunction } from '../validate.js';
 import { createWarner } from '../warnings.js';
 import { chargesFor } from './charges.js';
 import { type NamedRule, resolveConfig, routeRules } from './config.js';
+import { watchDegraded } from './degraded.js';
 import type { HeaderPair } from './headers.js';
 import { chargeAll } from './nested.js';
 import type { DeniedOutcome, HttpLimitOptions, RequestFacts, RequestInfo, RoutePolicy } from './options.js';
@@ -81,6 +83,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const config = resolveConfig(options);
   const warn = createWarner(options.onWarning);
   const describe = createDescriber(config, warn);
+  const degraded = watchDegraded(requireFunction('onDegradedChange', options.onDegradedChange, true));
   const routeTable = compileRoutes(options.routes ?? {}, config.routeMatching, warn);
   const rulesByRoute = new WeakMap<RoutePolicy<Req>, NamedRule<Req>[]>();
   const rulesOf = (route: RoutePolicy<Req> | undefined) => {
@@ -139,6 +142,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
         outcome = await chargeAll(charges, onRefundError);
       } catch (error) {
         if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) throw error;
+        degraded?.storeFailed();
         options.onStoreError?.(error, info);
         if ((mode ?? 'closed') !== 'open') return respond(storeDown(config.problemType, error), info);
         warn(
@@ -147,6 +151,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
         );
         return CONTINUE;
       }
+      degraded?.decided(outcome.results);
       const headers = rateLimitHeaders(outcome.results, config);
       if (outcome.allowed) {
         const settle = settlerOf(outcome.results, onSettleError);

@@ -1,6 +1,7 @@
 export type { SluiceWarning, SluiceWarningCode, WarningSink } from '../warnings.js';
 export { DEFAULT_IPV6_PREFIX, ipKey } from './client-ip.js';
 export { createHttpLimiter, type HttpLimiter, type Verdict } from './core.js';
+export type { HttpDegradedChange, HttpDegradedReason } from './degraded.js';
 export {
   draft6Headers,
   draft7Headers,

@@ -1,6 +1,7 @@
 import type { FailureMode } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import type { WarningSink } from '../warnings.js';
+import type { HttpDegradedChange } from './degraded.js';
 import type { LegacyReset, RateLimitDraft } from './headers.js';
 import type { ChargeResult } from './nested.js';
 import type { ProxyHeader, TrustProxy } from './proxy.js';
@@ -171,6 +172,13 @@ export interface HttpLimitOptions<Req> {
   onWarning?: WarningSink;
   /** Hears every store failure (for alerting: a silent fail-open is a limiter that stopped existing). */
   onStoreError?: (error: unknown, request: RequestInfo<Req>) => void;
+  /**
+   * Told when requests turn degraded (a limit answered by a failure policy, or the store threw)
+   * and when they recover, with the count of degraded requests in between and the duration:
+   * two events per outage, where the policy's per-decision `onDegraded` fires per limit and
+   * request. A throw from it is swallowed.
+   */
+  onDegradedChange?: (event: HttpDegradedChange) => void;
   /** Epoch milliseconds for `legacyHeaders: 'epoch'`. Default `Date.now`. */
   epochClock?: () => number;
 }

@@ -51,7 +51,8 @@ export interface LeasedLimiter extends Limiter {
  * 6. `leaseSize: 1` answers exactly as the remote alone would, with fewer calls only for
  *    refusals it has cached.
  * 7. `remaining` = unspent local units + the remote's remaining (as last heard, regenerated
- *    since), clamped to 0..limit; retry-after and reset-after are the remote's.
+ *    since), clamped to 0..limit; retry-after is the remote's; reset-after is the remote's
+ *    without the slots of the units held here (GCRA, token bucket), as if they were returned.
  * 8. `stats()` counts requests, remote calls, local hits, cached denials, leases, returns.
  *
  * Beyond the seed: {@link LeasedLimiter.tryLimit} decides synchronously; unspent units are
@@ -236,5 +237,8 @@ async function peekKey(context: LeaseContext, table: KeyTable, key: string): Pro
   if (settled) observe(settled, atMs, reply);
   const held = state?.units ?? 0;
   const remaining = Math.min(model.limit, held + reply.remaining);
-  return held >= 1 ? { ...reply, allowed: true, remaining, retryAfterMs: 0 } : { ...reply, remaining };
+  const resetAfterMs = Math.max(0, reply.resetAfterMs - model.heldSlotsMs(held));
+  return held >= 1
+    ? { ...reply, allowed: true, remaining, retryAfterMs: 0, resetAfterMs }
+    : { ...reply, remaining, resetAfterMs };
 }

@@ -13,7 +13,12 @@ export function expire(state: KeyState, atMs: number, model: RemoteModel, counte
   if (state.units !== 0) counters.expiredUnits += dropExpired(state, atMs, model.intervalMs);
 }
 
-/** A decision as this instance reports it: its held units plus what the remote holds now. */
+/**
+ * A decision as this instance reports it: the remote's state as last heard (regenerated since)
+ * with the units held here given back: `remaining` adds them, the reset leaves out their slots.
+ * One instance reports what the remote alone would; in a fleet, units other instances hold count
+ * as spent and their spending since the last reply is unseen (docs/leasing.md).
+ */
 export function answer(
   model: RemoteModel,
   state: KeyState,
@@ -26,7 +31,7 @@ export function answer(
     limit: model.limit,
     remaining: Math.min(model.limit, state.units + model.remainingAt(state, atMs)),
     retryAfterMs,
-    resetAfterMs: Math.max(0, state.resetAtMs - atMs),
+    resetAfterMs: Math.max(0, state.resetAtMs - model.heldSlotsMs(state.units) - atMs),
   };
 }
 

@@ -52,6 +52,12 @@ export interface RemoteModel {
   /** The remote's `remaining` for the key at `nowMs`, as far as this instance knows. */
   remainingAt(view: RemoteView, nowMs: number): number;
   /**
+   * How much sooner the key would be fresh if `units` held here went back to the remote: their
+   * slots, `units × T`, for the rate algorithms, whose held units are the last ones the remote
+   * granted; 0 for the windows, whose reset is the window's end whoever holds the units.
+   */
+  heldSlotsMs(units: number): number;
+  /**
    * Milliseconds until the remote could grant `units`, given that it refused `deniedUnits`
    * (≤ units) with a retry-after ending at `deniedUntilMs`. Exact for the same units; for more,
    * exact where the model is, a lower bound elsewhere.
@@ -70,6 +76,7 @@ export function remoteModelOf(algorithm: Algorithm): RemoteModel {
       intervalMs,
       exact: algorithm.replenish === 'window',
       remainingAt: (view, nowMs) => (nowMs >= view.resetAtMs ? limit : view.remaining),
+      heldSlotsMs: () => 0,
       retryAfterMs: (_view, nowMs, _units, _deniedUnits, deniedUntilMs) => deniedUntilMs - nowMs,
     };
   }
@@ -83,6 +90,7 @@ export function remoteModelOf(algorithm: Algorithm): RemoteModel {
     limit,
     intervalMs,
     exact: true,
+    heldSlotsMs: (units) => units * intervalMs,
     remainingAt(view, nowMs) {
       if (nowMs <= view.anchorMs) return view.remaining;
       return Math.min(limit, view.remaining + Math.max(0, boundaries(view, nowMs)));

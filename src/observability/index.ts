@@ -1,4 +1,4 @@
-export type { DegradedTransition } from './degraded-transitions.js';
+export type { DegradedTransition } from '../degraded-spells.js';
 export { type InstrumentOptions, instrument } from './instrument.js';
 export type { StatsSource } from './layer-stats.js';
 export { ATTRIBUTES, METRICS } from './names.js';

@@ -1,10 +1,11 @@
 import type { Meter } from '@opentelemetry/api';
 import type { Decision, LimitOptions } from '../decision.js';
+import type { DegradedTransition } from '../degraded-spells.js';
 import { ConfigError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import { requireFunction, requireLimiter } from '../validate.js';
 import { createDecisionTally } from './decision-tally.js';
-import { createDegradedTracker, type DegradedTransition } from './degraded-transitions.js';
+import { createDegradedTracker } from './degraded-transitions.js';
 import { forwardAll } from './forward.js';
 import { observeLayerStats, type StatsSource } from './layer-stats.js';
 import { ATTRIBUTES as A } from './names.js';

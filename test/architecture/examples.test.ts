@@ -55,8 +55,7 @@ function snippetsOf(path: string): { where: string; code: string }[] {
   const visit = (node: ts.Node): void => {
     for (const tag of ts.getJSDocTags(node)) {
       if (tag.tagName.text !== 'example' || tag.parent.parent !== node) continue;
-      const text = ts.getTextOfJSDocComment(tag.comment) ?? '';
-      const blocks = [...text.matchAll(/```ts\n([\s\S]*?)```/g)];
+      const blocks = [...exampleText(tag, file).matchAll(/```ts\n([\s\S]*?)```/g)];
       const name = `${relative(root, path).split(sep).join('/')} ${ownerName(node)}`;
       if (blocks.length === 0) found.push({ where: name, code: '' });
       for (const [, code] of blocks) found.push({ where: name, code: code as string });
@@ -67,6 +66,22 @@ function snippetsOf(path: string): { where: string; code: string }[] {
   return found;
 }
 
+/**
+ * The raw text of an `@example` tag up to the next tag outside a code fence. Not TypeScript's
+ * parse of it, which starts a new tag at every `@` after whitespace, decorators in code included.
+ */
+function exampleText(tag: ts.JSDocTag, file: ts.SourceFile): string {
+  const lines = file.text.slice(tag.getStart(file), tag.parent.getEnd()).split('\n').slice(1);
+  const kept: string[] = [];
+  let fenced = false;
+  for (const line of lines.map((raw) => raw.replace(/^\s*\*(?: |\/$|$)/, ''))) {
+    if (!fenced && line.startsWith('@')) break;
+    if (line.startsWith('```')) fenced = !fenced;
+    kept.push(line);
+  }
+  return kept.join('\n');
+}
+
 /** A deliberate type error, compiled with the rest: a check that reports nothing proves nothing. */
 const canary = `import { gcra } from 'sluice';\ngcra({ limit: '10', periodMs: 60_000 });\n`;
 
@@ -74,7 +89,8 @@ function compilerOptions(): ts.CompilerOptions {
   const config = ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile);
   const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
   const paths = Object.fromEntries(Object.entries(publicEntries).map(([name, path]) => [name, [path]]));
-  return { ...options, noEmit: true, paths };
+  // sluice/nestjs examples use Nest's decorators, which are TypeScript's experimental ones.
+  return { ...options, noEmit: true, experimentalDecorators: true, paths };
 }
 
 /** Compiles every snippet (and the canary) in one program. */

@@ -23,6 +23,7 @@ const LAYERS = {
   'http/fastify': { folders: ['vocabulary', 'http'], packages: ['fastify'] },
   'http/hono': { folders: ['vocabulary', 'http'], packages: ['hono'] },
   'http/koa': { folders: ['vocabulary', 'http'], packages: ['node:http'] },
+  'http/nestjs': { folders: ['vocabulary', 'http'], packages: ['@nestjs/common', '@nestjs/core', 'node:http'] },
   concurrency: { folders: ['vocabulary', 'stores/redis'], packages: [] },
   outbound: { folders: ['vocabulary', 'lease', 'stores/redis', 'http'], packages: [] },
   testing: { folders: ['vocabulary', 'algorithms', 'concurrency'], packages: ['node:assert/strict', 'fast-check'] },
