@@ -13,6 +13,19 @@ function bytesInUse(): number {
   const { heapUsed, arrayBuffers } = process.memoryUsage();
   return heapUsed + arrayBuffers;
 }
+/**
+ * Bytes in use once the collector has caught up: V8 frees an ArrayBuffer's memory on a background
+ * thread after the collection, later still on a loaded machine, so a store that holds no more than
+ * `bound` gets there within a few tries while one that keeps its garbage never does.
+ */
+async function settlesUnder(bound: number, before: number): Promise<number> {
+  let growth = bytesInUse() - before;
+  for (let i = 0; i < 50 && growth >= bound; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    growth = bytesInUse() - before;
+  }
+  return growth;
+}
 
 const MB = 1024 * 1024;
 const bigLog = () => slidingWindowLog({ limit: 1_000_000, windowMs: 60_000 });
@@ -34,7 +47,7 @@ describe('memory store bytes', () => {
     expect(limiter.peekSync('key:0').remaining).toBe(999_999);
   });
 
-  it('a flood of growing logs that would pass maxBytes evicts instead of growing', () => {
+  it('a flood of growing logs that would pass maxBytes evicts instead of growing', async () => {
     let nowMs = 0;
     const maxBytes = 9 * MB; // one key at its largest (8 MB) and a little more
     const limiter = createMemoryLimiter({ algorithm: bigLog(), maxBytes, clock: () => nowMs, pruneIntervalMs: 0 });
@@ -49,7 +62,7 @@ describe('memory store bytes', () => {
     }
     expect(limiter.size).toBeLessThan(200);
     // After a full collection: the logs of evicted keys are garbage, not held, so only live ones count.
-    expect(bytesInUse() - before).toBeLessThan(2 * maxBytes);
+    expect(await settlesUnder(2 * maxBytes, before)).toBeLessThan(2 * maxBytes);
     // A key that grows to its largest evicts the others, never itself, and stays exact.
     for (let i = 0; i < 100; i++, nowMs++) {
       expect(limiter.limitSync('whale', { cost: 10_000 }).remaining).toBe(1_000_000 - 10_000 * (i + 1));
