@@ -35,6 +35,8 @@ export default defineConfig([
     entry: { cli: 'demo/cli.ts', 'fleet-instance': 'demo/fleet/instance-main.ts' },
     outDir: 'demo/dist',
     format: ['esm'],
+    // Loaded from node_modules, and only with --metrics.
+    external: [/^@opentelemetry\//],
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
   },

@@ -8,6 +8,7 @@
  * processes. The counters must equal the decisions made before a result counts. Without a meter
  * nothing is wrapped: the limiter is the one the factory returned.
  */
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import {
   AggregationTemporality,
@@ -27,8 +28,8 @@ import { formatTable } from './lib/table.mjs';
 import { check, median, runVariants, sendResult, variantName } from './lib/variants.mjs';
 
 const ROUNDS = 5;
-const PAIRS = 15;
-const MEMORY_BATCH = 100_000;
+const PAIRS = 31;
+const MEMORY_BATCH = 50_000;
 const REDIS_BATCH = 300;
 const KEYS = 10_000;
 const algorithm = gcra({ limit: 1_000_000_000, periodMs: 3_600_000 });
@@ -51,6 +52,9 @@ async function decisionsCounted(reader) {
   }
   return total;
 }
+
+/** [min, max] of numbers. */
+const rangeOf = (values) => [Math.min(...values), Math.max(...values)];
 
 /** CPU time of this process (user + system), µs: time spent waiting for a core does not count. */
 const cpuUs = () => {
@@ -110,19 +114,22 @@ function cycler(count) {
   return next;
 }
 
-async function timeMemory(sync) {
+/**
+ * `control`: the "with" limiter is a second plain one, so the figure is this machine's noise
+ * floor (what a 0 % overhead measures as) beside the instrumented rows.
+ */
+async function timeMemory(sync, control = false) {
   const otel = sdk();
   const plain = createMemoryLimiter({ algorithm, maxKeys: KEYS });
-  const instrumented = instrument(createMemoryLimiter({ algorithm, maxKeys: KEYS }), {
-    meter: otel.meter,
-    name: 'bench',
-  });
+  const other = createMemoryLimiter({ algorithm, maxKeys: KEYS });
+  const instrumented = control ? other : instrument(other, { meter: otel.meter, name: 'bench' });
   const keys = { off: cycler(KEYS), on: cycler(KEYS) };
   const decide = (limiter, next) => (sync ? () => limiter.limitSync(next()) : () => limiter.limit(next()));
   const subjects = { off: decide(plain, keys.off), on: decide(instrumented, keys.on) };
   const result = await paired(subjects, (call) => batchOf(call, MEMORY_BATCH, sync));
   const counted = await decisionsCounted(otel.reader);
-  check(counted === keys.on.made, `sluice.decisions counted ${counted} of ${keys.on.made} decisions`);
+  const expected = control ? 0 : keys.on.made;
+  check(counted === expected, `sluice.decisions counted ${counted} of ${expected} decisions`);
   await otel.provider.shutdown();
   return result;
 }
@@ -151,18 +158,23 @@ async function timeRedis() {
   return result;
 }
 
-const VARIANTS = ['memory:sync', 'memory:async', 'redis'];
+const VARIANTS = ['memory:sync', 'memory:sync:control', 'memory:async', 'redis'];
 
 const variant = variantName();
 if (variant !== undefined) {
-  sendResult(variant === 'redis' ? await timeRedis() : await timeMemory(variant === 'memory:sync'));
+  sendResult(
+    variant === 'redis'
+      ? await timeRedis()
+      : await timeMemory(variant.startsWith('memory:sync'), variant === 'memory:sync:control'),
+  );
 } else {
   await main();
 }
 
 async function main() {
+  const loadAtStart = loadavg();
   const file = fileURLToPath(import.meta.url);
-  const memory = await runVariants(file, VARIANTS.slice(0, 2), { rounds: ROUNDS });
+  const memory = await runVariants(file, VARIANTS.slice(0, 3), { rounds: ROUNDS });
   const redis = await withRedisServer((server) =>
     runVariants(file, ['redis'], { rounds: ROUNDS, env: { ...process.env, BENCH_REDIS_URL: server.url } }),
   );
@@ -170,6 +182,7 @@ async function main() {
   /** @type {[string, string, number][]} */
   const rows = [
     ['memory GCRA, limitSync()', 'memory:sync', 1],
+    ['control: limitSync(), both plain', 'memory:sync:control', 1],
     ['memory GCRA, limit()', 'memory:async', 1],
   ];
   if (redis) rows.push(['Redis GCRA, limit() on loopback (µs)', 'redis', 1000]);
@@ -182,25 +195,31 @@ async function main() {
         off: of((r) => r.off.cpuNs) / scale,
         on: of((r) => r.on.cpuNs) / scale,
         overhead: of((r) => r.cpuOverhead),
+        range: rangeOf(rounds.map((r) => r.cpuOverhead)),
       },
       wall: {
         off: of((r) => r.off.wallNs) / scale,
         on: of((r) => r.on.wallNs) / scale,
         overhead: of((r) => r.wallOverhead),
+        range: rangeOf(rounds.map((r) => r.wallOverhead)),
       },
       rounds,
     };
   });
 
   const env = environment();
+  const load = (averages) => averages.map((average) => average.toFixed(2)).join(', ');
   console.log('## OpenTelemetry instrumentation\n');
   console.log(`${formatEnvironment(env)}\n`);
+  console.log(`Load average (1, 5, 15 min): ${load(loadAtStart)} at the start, ${load(loadavg())} at the end.\n`);
   console.log(
     'Per decision, without and with instrument() (and storeMetrics() for Redis) on the real SDK, exported every ' +
       'second to an in-memory exporter. Both limiters in one process, timed in alternating batches ' +
       `(${MEMORY_BATCH.toLocaleString('en')} memory decisions on ${KEYS.toLocaleString('en')} keys, every one an admission; ` +
       `${REDIS_BATCH} sequential Redis decisions on 100 keys), ${PAIRS} pairs; overhead = median of the pairs' ` +
-      `ratios, then the median over ${ROUNDS} fresh processes. CPU: this process's user + system time (waiting for ` +
+      `ratios, then the median (and range) over ${ROUNDS} fresh processes, run in alternating order. The control row ` +
+      'times two plain limiters against each other: what 0 % measures as on this machine now. ' +
+      "CPU: this process's user + system time (waiting for " +
       'a core does not count; for Redis, the client side only). Wall: elapsed time.\n',
   );
   const pct = (x) => `${(x * 100).toFixed(1)} %`;
@@ -210,28 +229,30 @@ async function main() {
         { header: 'decision' },
         { header: 'CPU ns without', align: 'right' },
         { header: 'with', align: 'right' },
-        { header: 'CPU overhead', align: 'right' },
+        { header: 'CPU overhead (range)', align: 'right' },
         { header: 'wall ns without', align: 'right' },
         { header: 'with', align: 'right' },
-        { header: 'wall overhead', align: 'right' },
+        { header: 'wall overhead (range)', align: 'right' },
       ],
       figures.map(({ label, cpu, wall }) => [
         label,
         cpu.off.toFixed(1),
         cpu.on.toFixed(1),
-        pct(cpu.overhead),
+        `${pct(cpu.overhead)} (${pct(cpu.range[0])} … ${pct(cpu.range[1])})`,
         wall.off.toFixed(1),
         wall.on.toFixed(1),
-        pct(wall.overhead),
+        `${pct(wall.overhead)} (${pct(wall.range[0])} … ${pct(wall.range[1])})`,
       ]),
     ),
   );
-  const sync = figures[0].cpu.overhead;
+  const sync = figures[0].cpu;
   console.log(
-    `\nTarget: ≤ 5 % on the memory GCRA decision (limitSync, CPU): ${pct(sync)} (${sync <= 0.05 ? 'met' : 'missed'}). ` +
+    `\nTarget: ≤ 5 % on the memory GCRA decision (limitSync, CPU): ${pct(sync.overhead)} ` +
+      `(${sync.overhead <= 0.05 ? 'met' : 'missed'}; rounds ${pct(sync.range[0])} … ${pct(sync.range[1])}). ` +
       'Without a meter nothing is wrapped: 0 extra work.\n',
   );
   const path = saveResults('otel', {
+    loadAverageAtStart: loadAtStart,
     environment: env,
     method: { rounds: ROUNDS, pairs: PAIRS, memoryBatch: MEMORY_BATCH, redisBatch: REDIS_BATCH, keys: KEYS },
     figures,

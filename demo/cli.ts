@@ -18,6 +18,7 @@ interface FleetFlags {
   modes?: string;
   loads?: string;
   json?: boolean;
+  metrics?: boolean;
 }
 
 const cli = cac('sluice');
@@ -35,6 +36,10 @@ cli
     `Load patterns, one table each, comma-separated (default: ${loadPatterns.map((load) => load.name).join(',')})`,
   )
   .option('--json', 'Print the report as JSON (progress still goes to stderr)')
+  .option(
+    '--metrics',
+    'Instrument each instance (sluice/otel), serve its Prometheus /metrics on a loopback port, and print a scrape summary',
+  )
   .action(fleet);
 
 cli.help();
@@ -48,6 +53,7 @@ async function fleet(flags: FleetFlags): Promise<void> {
     instances: requireInteger('--instances', flags.instances),
     modes: list(flags.modes),
     loads: list(flags.loads),
+    metrics: flags.metrics === true,
     log: (line) => process.stderr.write(`${line}\n`),
   };
   const hint = (text: string) => (flags.json ? process.stderr : process.stdout).write(`${text}\n\n`);

@@ -4,6 +4,8 @@ import { gcra } from '../../src/algorithms/gcra.js';
 import type { Decision } from '../../src/decision.js';
 import { InvalidKeyError } from '../../src/errors.js';
 import type { Limiter } from '../../src/limiter.js';
+import { instrument, storeMetrics } from '../../src/observability/index.js';
+import { type InstanceMetrics, startMetrics } from './metrics.js';
 import { findMode } from './modes.js';
 
 /** How the parent configures one instance process (sent as JSON in argv). */
@@ -15,11 +17,18 @@ export interface InstanceConfig {
   /** Required when the mode uses Redis. */
   redisUrl?: string;
   prefix: string;
+  /** Instrument the limiter and serve its metrics for Prometheus (`--metrics`). */
+  metrics?: boolean;
 }
+
+/** The `sluice.limit` attribute of the demo's metrics. */
+export const METRICS_NAME = 'fleet';
 
 /** A running instance: an HTTP server on a loopback port, guarded by the mode's limiter. */
 export interface Instance {
   readonly port: number;
+  /** The port serving `/metrics` when started with `metrics`. */
+  readonly metricsPort: number | undefined;
   close(): Promise<void>;
 }
 
@@ -30,11 +39,16 @@ export interface Instance {
 export async function startInstance(config: InstanceConfig): Promise<Instance> {
   const mode = findMode(config.mode);
   const redis = mode.usesRedis ? await connect(config.redisUrl) : undefined;
-  const limiter = mode.create({
-    algorithm: gcra({ limit: config.limit, periodMs: config.periodMs }),
-    redis,
-    prefix: config.prefix,
-  });
+  const metrics = config.metrics ? await startMetrics() : undefined;
+  const limiter = instrumented(
+    mode.create({
+      algorithm: gcra({ limit: config.limit, periodMs: config.periodMs }),
+      redis,
+      prefix: config.prefix,
+      wrapClient: metrics && storeMetrics({ meter: metrics.meter, name: METRICS_NAME }),
+    }),
+    metrics,
+  );
   const server = createServer((request, response) => {
     handle(limiter, request, response).catch((error: unknown) => {
       response.writeHead(500).end(String(error));
@@ -47,13 +61,20 @@ export async function startInstance(config: InstanceConfig): Promise<Instance> {
   });
   return {
     port: (server.address() as AddressInfo).port,
+    metricsPort: metrics?.port,
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await limiter.close();
       redis?.disconnect();
+      await metrics?.close();
     },
   };
+}
+
+/** The limiter, counted on the instance's meter when there is one (a leased one reports its stats too). */
+function instrumented(limiter: Limiter, metrics: InstanceMetrics | undefined): Limiter {
+  return metrics ? instrument(limiter, { meter: metrics.meter, name: METRICS_NAME }) : limiter;
 }
 
 async function handle(limiter: Limiter, request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -6,6 +6,8 @@ import type { InstanceConfig } from './instance.js';
 /** Instance processes of one mode, each an HTTP server on its own loopback port. */
 export interface RunningInstances {
   readonly ports: readonly number[];
+  /** Each instance's `/metrics` port, when started with `metrics` (else empty). */
+  readonly metricsPorts: readonly number[];
   readonly pids: readonly number[];
   /** Disconnects every instance (they close and exit), SIGKILL after 3 s; idempotent. */
   stop(): Promise<void>;
@@ -30,24 +32,34 @@ export async function startInstances(
       track(child);
       children.push(child);
     }
-    const ports = await Promise.all(children.map(portOf));
-    return { ports, pids: children.map((child) => child.pid as number), stop };
+    const started = await Promise.all(children.map(portsOf));
+    return {
+      ports: started.map(({ port }) => port),
+      metricsPorts: started.flatMap(({ metricsPort }) => (metricsPort === undefined ? [] : [metricsPort])),
+      pids: children.map((child) => child.pid as number),
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
   }
 }
 
-function portOf(child: ChildProcess): Promise<number> {
+interface Started {
+  port: number;
+  metricsPort?: number;
+}
+
+function portsOf(child: ChildProcess): Promise<Started> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error('instance did not start in time')), START_TIMEOUT_MS);
     const fail = (error: Error) => {
       clearTimeout(timer);
       reject(error);
     };
-    child.once('message', (message: { port?: number; error?: string }) => {
+    child.once('message', (message: Partial<Started> & { error?: string }) => {
       clearTimeout(timer);
-      if (typeof message.port === 'number') resolve(message.port);
+      if (typeof message.port === 'number') resolve({ port: message.port, metricsPort: message.metricsPort });
       else reject(new Error(`instance failed to start: ${message.error}`));
     });
     child.once('error', fail);

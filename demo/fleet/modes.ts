@@ -4,6 +4,7 @@ import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
 import type { Limiter } from '../../src/limiter.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 import { createRedisLimiter } from '../../src/stores/redis/redis-limiter.js';
+import type { ClientWrapper } from '../../src/stores/redis/script.js';
 
 /** What an instance process hands a mode when it builds its limiter. */
 export interface FleetModeContext {
@@ -13,6 +14,8 @@ export interface FleetModeContext {
   readonly redis: Redis | undefined;
   /** Redis key prefix unique to this run and mode, so neither shares state with another. */
   readonly prefix: string;
+  /** Times the Redis round trips (`storeMetrics`) when the demo runs with `--metrics`. */
+  readonly wrapClient?: ClientWrapper | undefined;
 }
 
 /**
@@ -33,8 +36,8 @@ export interface FleetMode {
  */
 export const RETURN_IDLE_MS = 100;
 
-const shared = ({ algorithm, redis, prefix }: FleetModeContext): Limiter =>
-  createRedisLimiter({ client: redis, algorithm, prefix });
+const shared = ({ algorithm, redis, prefix, wrapClient }: FleetModeContext): Limiter =>
+  createRedisLimiter({ client: redis, algorithm, prefix, wrapClient });
 
 function leased(leaseSize: number, returning: boolean): FleetMode {
   return {

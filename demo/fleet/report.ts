@@ -32,6 +32,7 @@ export function formatFleetReport(report: FleetReport): string {
         rows.map((row) => cells(row, limit, requests)),
       ),
     );
+    if (rows.some((row) => row.scraped)) lines.push('', ...scrapeSummary(rows));
   }
   lines.push('', ...explanations(report));
   return lines.join('\n');
@@ -64,6 +65,40 @@ function explanations(report: FleetReport): string[] {
     );
   }
   return notes;
+}
+
+/** What each instance's `/metrics` said (`--metrics`): one line per instance of each row. */
+function scrapeSummary(rows: readonly FleetRow[]): string[] {
+  const count = (value: number | null) => (value === null ? '—' : formatInteger(value));
+  const lines = rows.flatMap((row) =>
+    (row.scraped ?? []).map((instance, i) => [
+      row.label,
+      String(i + 1),
+      formatInteger(instance.allowed),
+      formatInteger(instance.denied),
+      count(instance.storeRoundTrips),
+      instance.storeP99Ms === null ? '—' : `${instance.storeP99Ms.toFixed(2)} ms`,
+      count(instance.leaseLocalHits),
+      count(instance.leaseRemoteCalls),
+    ]),
+  );
+  return [
+    "Scrape summary: each instance's Prometheus /metrics (sluice/otel) read after the load",
+    '',
+    formatTable(
+      [
+        { header: 'mode' },
+        { header: 'instance', align: 'right' },
+        { header: 'allowed', align: 'right' },
+        { header: 'denied', align: 'right' },
+        { header: 'store round trips', align: 'right' },
+        { header: 'store p99', align: 'right' },
+        { header: 'lease hits', align: 'right' },
+        { header: 'remote calls', align: 'right' },
+      ],
+      lines,
+    ),
+  ];
 }
 
 function cells(row: FleetRow, limit: number, requests: number): string[] {

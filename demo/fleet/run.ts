@@ -12,6 +12,7 @@ import { type RunningInstances, startInstances } from './instances.js';
 import { driveLoad } from './load.js';
 import { findLoad, loadPatterns } from './loads.js';
 import { type FleetMode, findMode, fleetModes } from './modes.js';
+import { type ScrapedInstance, scrapeInstance } from './scrape.js';
 
 /** Options of {@link runFleet}. */
 export interface FleetOptions {
@@ -33,6 +34,11 @@ export interface FleetOptions {
   loads?: readonly string[];
   /** The compiled instance entry; default `fleet-instance.js` beside this module (dist/). */
   instanceModule?: string | URL;
+  /**
+   * Instrument each instance's limiter (`sluice/otel`), serve its metrics for Prometheus on a
+   * loopback port, and scrape every instance after each row's load (`--metrics`).
+   */
+  metrics?: boolean;
   /** Progress lines (the table is not logged). */
   log?: (line: string) => void;
 }
@@ -56,6 +62,8 @@ export interface FleetRow {
   redisRoundTrips: number | null;
   /** Every command Redis executed during the run, including those inside scripts; null without Redis. */
   redisCommands: number | null;
+  /** Each instance's scraped metrics, in instance order; null unless run with `metrics`. */
+  scraped: ScrapedInstance[] | null;
   elapsedMs: number;
 }
 
@@ -127,6 +135,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
           periodMs: options.periodMs,
           redisUrl: report.redis?.url,
           prefix: `sluice:fleet:${runId}:${load.name}:${mode.name}:`,
+          metrics: options.metrics,
         });
         log(
           `${load.name}, ${mode.name}: ${options.instances} instances on ports ${running.ports.join(', ')} (pids ${running.pids.join(', ')})`,
@@ -134,6 +143,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
         const before = observer ? await readCommandStats(observer) : undefined;
         const result = await driveLoad(running.ports, options.requests, KEY, load);
         const after = observer ? await readCommandStats(observer) : undefined;
+        const scraped = options.metrics ? await Promise.all(running.metricsPorts.map(scrapeInstance)) : null;
+        if (scraped) log(`${load.name}, ${mode.name}: scraped /metrics on ports ${running.metricsPorts.join(', ')}`);
         await running.stop();
         running = undefined;
         report.rows.push({
@@ -148,6 +159,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetReport> {
           errors: sum(result.errors),
           redisRoundTrips: delta(before, after, roundTripsBetween),
           redisCommands: delta(before, after, commandsBetween),
+          scraped,
           elapsedMs: Math.round(result.elapsedMs),
         });
       }
@@ -174,6 +186,7 @@ function skippedRow(load: string, mode: FleetMode, instances: number): FleetRow 
     errors: 0,
     redisRoundTrips: null,
     redisCommands: null,
+    scraped: null,
     elapsedMs: 0,
   };
 }

@@ -1,7 +1,7 @@
 import type { Attributes, Meter } from '@opentelemetry/api';
 import type { Decision } from '../decision.js';
 import { ATTRIBUTES as A, METRICS } from './names.js';
-import { getOrAdd, observableSeries, type Series } from './series.js';
+import { getOrAdd, observableSeries, type Series, type SeriesSet } from './series.js';
 
 /** Labels beyond this many share the label `'other'`: a buggy `labelOf` must not explode cardinality. */
 export const MAX_LABELS = 100;
@@ -14,16 +14,8 @@ export interface TallyOptions {
   labelOf: ((key: string) => string) | undefined;
 }
 
-/** The series of one label (or of every key, without `labelOf`). */
-interface Group {
-  readonly base: Attributes;
-  readonly allowed: Series;
-  readonly denied: Series;
-  readonly admittedUnits: Series;
-  readonly deniedUnits: Series;
-  readonly nearLimit: Series;
-  readonly degraded: Map<string, Series>;
-}
+/** Counts a decision in the series of one label (or of every key, without `labelOf`). */
+type GroupRecord = (decision: Decision, cost: number) => void;
 
 export interface DecisionTally {
   /** Counts one decision of `cost` units for `key`. */
@@ -56,54 +48,63 @@ export function createDecisionTally(options: TallyOptions): DecisionTally {
   });
   const base: Attributes = { [A.limit]: options.name, [A.algorithm]: options.algorithm };
 
-  const groupOf = (labels: Attributes): Group => {
-    const attributes = { ...base, ...labels };
-    return {
-      base: attributes,
-      allowed: decisions.add({ ...attributes, [A.outcome]: 'allowed' }),
-      denied: decisions.add({ ...attributes, [A.outcome]: 'denied' }),
-      admittedUnits: units.add({ ...attributes, [A.admitted]: true }),
-      deniedUnits: units.add({ ...attributes, [A.admitted]: false }),
-      nearLimit: nearLimit.add(attributes),
-      degraded: new Map(),
-    };
-  };
-  const unlabelled = labelOf ? undefined : groupOf({});
-  const labelled = new Map<string, Group>();
-  const labelledGroup = (key: string): Group => {
-    let label = String((labelOf as (key: string) => string)(key));
+  const sets = { decisions, units, nearLimit };
+  const groupOf = (labels: Attributes) => groupRecord(sets, { ...base, ...labels }, nearLimitRatio);
+  const labelled = new Map<string, GroupRecord>();
+  const labelledGroup = (labelOf: (key: string) => string, key: string): GroupRecord => {
+    let label = String(labelOf(key));
     if (!labelled.has(label) && labelled.size >= MAX_LABELS) label = 'other';
     return getOrAdd(labelled, label, () => groupOf({ [A.label]: label }));
-  };
-  const degradedSeries = (group: Group, decision: Decision): Series => {
-    const id = `${decision.degradedReason}|${decision.failure}`;
-    return getOrAdd(group.degraded, id, () =>
-      decisions.add({
-        ...group.base,
-        [A.outcome]: 'degraded',
-        [A.degradedReason]: decision.degradedReason ?? 'unknown',
-        [A.failure]: decision.failure ?? 'unknown',
-      }),
-    );
   };
   const errorSeries = new Map<string, Series>();
 
   return {
-    record(decision, cost, key) {
-      const group = unlabelled ?? labelledGroup(key);
-      if (decision.allowed) group.admittedUnits.value += cost;
-      else group.deniedUnits.value += cost;
-      if (decision.degraded) degradedSeries(group, decision).value++;
-      else if (!decision.allowed) group.denied.value++;
-      else {
-        group.allowed.value++;
-        if (decision.remaining < nearLimitRatio * decision.limit) group.nearLimit.value++;
-      }
-    },
+    record: labelOf ? (decision, cost, key) => labelledGroup(labelOf, key)(decision, cost) : groupOf({}),
     failed(error) {
       const code = (error as { code?: unknown } | null)?.code;
       const type = typeof code === 'string' ? code : error instanceof Error ? error.name : 'unknown';
       getOrAdd(errorSeries, type, () => errors.add({ ...base, [A.errorType]: type })).value++;
     },
+  };
+}
+
+interface SeriesSets {
+  decisions: SeriesSet;
+  units: SeriesSet;
+  nearLimit: SeriesSet;
+}
+
+/**
+ * The series of one attribute set, and the hot path of every instrumented decision: the series
+ * are this closure's own, so counting an ordinary decision is two or three increments, no lookup.
+ */
+function groupRecord(sets: SeriesSets, attributes: Attributes, nearLimitRatio: number): GroupRecord {
+  const allowed = sets.decisions.add({ ...attributes, [A.outcome]: 'allowed' });
+  const denied = sets.decisions.add({ ...attributes, [A.outcome]: 'denied' });
+  const admittedUnits = sets.units.add({ ...attributes, [A.admitted]: true });
+  const deniedUnits = sets.units.add({ ...attributes, [A.admitted]: false });
+  const near = sets.nearLimit.add(attributes);
+  const degraded = new Map<string, Series>();
+  const degradedSeries = (decision: Decision): Series =>
+    getOrAdd(degraded, `${decision.degradedReason}|${decision.failure}`, () =>
+      sets.decisions.add({
+        ...attributes,
+        [A.outcome]: 'degraded',
+        [A.degradedReason]: decision.degradedReason ?? 'unknown',
+        [A.failure]: decision.failure ?? 'unknown',
+      }),
+    );
+  return (decision, cost) => {
+    if (decision.degraded) {
+      degradedSeries(decision).value++;
+      (decision.allowed ? admittedUnits : deniedUnits).value += cost;
+    } else if (decision.allowed) {
+      allowed.value++;
+      admittedUnits.value += cost;
+      if (decision.remaining < nearLimitRatio * decision.limit) near.value++;
+    } else {
+      denied.value++;
+      deniedUnits.value += cost;
+    }
   };
 }

@@ -220,3 +220,71 @@ describe('sluice fleet (the CLI)', { timeout: 180_000 }, () => {
     expect(cli.stderr()).toContain('--instances must be an integer in 1..');
   });
 });
+
+// --metrics: every instance serves sluice/otel metrics through @opentelemetry/exporter-prometheus;
+// what the demo scrapes must agree with what its load driver and INFO commandstats counted.
+describe('sluice fleet --metrics', { timeout: 180_000 }, () => {
+  const small = ['--requests', '60', '--limit', '10', '--instances', '2', '--loads', 'round-robin'];
+
+  it("each instance's scraped counts agree with the table: admissions, denials, round trips", async () => {
+    const cli = startCli([
+      'fleet',
+      '--metrics',
+      '--json',
+      '--redis-url',
+      server.url,
+      '--modes',
+      'memory,redis,leased-5',
+      ...small,
+    ]);
+    expect(await cli.exited).toBe(0);
+    const report = JSON.parse(cli.stdout()) as FleetReport;
+    const total = (values: readonly (number | null)[]) => values.reduce<number>((sum, value) => sum + (value ?? 0), 0);
+    for (const each of report.rows) {
+      const scraped = each.scraped ?? [];
+      expect(scraped, each.mode).toHaveLength(2);
+      expect(scraped.map((instance) => instance.allowed)).toEqual(each.admittedPerInstance);
+      expect(scraped.map((instance) => instance.denied)).toEqual(
+        each.sentPerInstance.map((sent, i) => sent - (each.admittedPerInstance[i] as number)),
+      );
+      expect(total(scraped.map((instance) => instance.denied))).toBe(each.denied);
+      expect(total(scraped.map((instance) => instance.degraded))).toBe(0);
+    }
+    const memory = row(report, 'round-robin', 'memory');
+    expect(memory.admittedPerInstance).toEqual([10, 10]);
+    expect(memory.scraped?.map((instance) => instance.storeRoundTrips)).toEqual([null, null]);
+    expect(memory.scraped?.map((instance) => instance.leaseRemoteCalls)).toEqual([null, null]);
+
+    // One histogram sample per round trip the server executed (the demo loads the scripts first).
+    const shared = row(report, 'round-robin', 'redis');
+    expect(shared).toMatchObject({ admitted: 10, denied: 50, redisRoundTrips: 60 });
+    expect(shared.scraped?.map((instance) => instance.storeRoundTrips)).toEqual([30, 30]);
+    for (const instance of shared.scraped ?? []) expect(instance.storeP99Ms).toBeGreaterThan(0);
+
+    // Leasing: every remote call is one timed round trip; the rest of the admissions are lease hits.
+    const leased = row(report, 'round-robin', 'leased-5');
+    expect(leased.admitted).toBe(10);
+    const scraped = leased.scraped ?? [];
+    expect(total(scraped.map((instance) => instance.leaseRemoteCalls))).toBe(leased.redisRoundTrips);
+    expect(total(scraped.map((instance) => instance.storeRoundTrips))).toBe(leased.redisRoundTrips);
+    expect(total(scraped.map((instance) => instance.leaseLocalHits))).toBe(8); // 2 leases of 5, 1 spent by each taker
+  });
+
+  it('prints the scrape summary under the table; without --metrics there is none', async () => {
+    const [withMetrics, without] = [
+      startCli(['fleet', '--metrics', '--redis-url', server.url, '--modes', 'redis', ...small]),
+      startCli(['fleet', '--redis-url', server.url, '--modes', 'redis', ...small]),
+    ];
+    expect(await withMetrics.exited).toBe(0);
+    expect(withMetrics.stdout()).toContain("Scrape summary: each instance's Prometheus /metrics");
+    for (const instance of [1, 2]) {
+      expect(withMetrics.stdout()).toMatch(
+        new RegExp(
+          `\\| shared Redis GCRA\\s+\\|\\s+${instance} \\|\\s+5 \\|\\s+25 \\|\\s+30 \\|\\s+[\\d.]+ ms \\|\\s+— \\|\\s+— \\|`,
+        ),
+      );
+    }
+    expect(await without.exited).toBe(0);
+    expect(without.stdout()).not.toContain('Scrape summary');
+  });
+});

@@ -2,6 +2,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseExposition } from '../../demo/fleet/exposition.js';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { InvalidKeyError, StoreUnavailableError } from '../../src/errors.js';
 import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
@@ -21,20 +22,6 @@ afterEach(async () => {
   disconnectAll();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** `name{labels} value` lines of a Prometheus text exposition, as [name, labels, value]. */
-function parseExposition(text: string): { name: string; labels: Record<string, string>; value: number }[] {
-  const samples = [];
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)/.exec(line);
-    if (!match) continue;
-    const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
-      labels[pair[1] as string] = pair[2] as string;
-    samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
 
 describe('Prometheus recipe', () => {
   it('exposes every documented metric with the values of the run', async () => {
