@@ -15,7 +15,7 @@
 --            remaining units, retry after ms (-1: never), reset after ms;
 --            or 'error', message, 0, 0 for a decision whose command failed
 
--- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership, TTLs.
 local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
 local function floor_div(a, b)
   local q = floor(a / b)
@@ -35,6 +35,13 @@ local function fresh_if_unowned(key)
   redis.call('DEL', key)
   return true
 end
+-- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
+-- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
+-- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
+-- in this call or another in that ms, would find it fresh and admit again. Any state read after
+-- its time until fresh decodes as fresh, so a longer TTL costs memory only. (TTLs set once after
+-- the last decision would not do: a key without one reads as unowned to the decisions between.)
+local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
 
 -- The rule: its parameters, its state for the call, one decision.
 local limit = tonumber(ARGV[2])
@@ -60,7 +67,7 @@ local function decide(key, cost, commit, i)
   if count + cost > limit then return reply(0, count, window_end - now) end
   if commit and cost > 0 then
     redis.call('HSET', key, 'n', count + cost, 'e', window_end)
-    redis.call('PEXPIRE', key, window_end - now)
+    redis.call('PEXPIRE', key, ttl_ms(window_end - now))
   end
   return reply(1, count + cost, 0)
 end

@@ -9,7 +9,7 @@
 -- ARGV[4]  units to give back
 -- Reply    1
 
--- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership, TTLs.
 local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
 local function floor_div(a, b)
   local q = floor(a / b)
@@ -29,6 +29,13 @@ local function fresh_if_unowned(key)
   redis.call('DEL', key)
   return true
 end
+-- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
+-- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
+-- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
+-- in this call or another in that ms, would find it fresh and admit again. Any state read after
+-- its time until fresh decodes as fresh, so a longer TTL costs memory only. (TTLs set once after
+-- the last decision would not do: a key without one reads as unowned to the decisions between.)
+local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
 
 -- The rule: its parameters, one refund.
 local interval = tonumber(ARGV[2])
@@ -44,7 +51,7 @@ local function refund(key, units)
   if next_tat <= now then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, next_tat, 'PX', ceil_div(next_tat - now, 1000))
+    redis.call('SET', key, next_tat, 'PX', ttl_ms(ceil_div(next_tat - now, 1000)))
   end
 end
 refund(KEYS[1], tonumber(ARGV[#ARGV]))

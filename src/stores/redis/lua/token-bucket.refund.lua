@@ -11,7 +11,7 @@
 -- ARGV[5]  units to give back
 -- Reply    1
 
--- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership, TTLs.
 local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
 local function floor_div(a, b)
   local q = floor(a / b)
@@ -31,6 +31,13 @@ local function fresh_if_unowned(key)
   redis.call('DEL', key)
   return true
 end
+-- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
+-- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
+-- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
+-- in this call or another in that ms, would find it fresh and admit again. Any state read after
+-- its time until fresh decodes as fresh, so a longer TTL costs memory only. (TTLs set once after
+-- the last decision would not do: a key without one reads as unowned to the decisions between.)
+local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
 
 -- The rule: its parameters, one refund.
 local capacity = tonumber(ARGV[2])
@@ -51,7 +58,7 @@ local function refund(key, units)
     redis.call('DEL', key)
   else
     redis.call('HSET', key, 'd', deficit, 't', now)
-    redis.call('PEXPIRE', key, ceil_div(deficit, refill))
+    redis.call('PEXPIRE', key, ttl_ms(ceil_div(deficit, refill)))
   end
 end
 refund(KEYS[1], tonumber(ARGV[#ARGV]))

@@ -10,8 +10,8 @@ import type { LuaScript } from '../script.js';
  *
  * Every block may read the prelude: `floor`, `max` (math's), `floor_div(a, b)` and
  * `ceil_div(a, b)` (twins of src/algorithms/integer.ts, so memory and Redis agree to the unit),
- * `now_ms` (the call's clock, integer ms) and `fresh_if_unowned(key)` (drops a key Sluice did not
- * write, returns whether it did); and each parameter, a number in a local named as in `params`.
+ * `now_ms` (the call's clock, integer ms), `fresh_if_unowned(key)` (drops a key Sluice did not
+ * write, returns whether it did) and `ttl_ms(ms)` (every TTL a block sets: ms, but at least 1 s); and each parameter, a number in a local named as in `params`.
  * Numbers go to redis.call as numbers: Redis writes them with 17 significant digits, so integers
  * up to 2^53 are stored in full. (`string.format('%d')` is cheaper on Redis 7.0, which converts
  * with `%.17g`, but dearer on Valkey 8, which converts faster: docs/deployment.md.)
@@ -60,9 +60,9 @@ export interface AlgorithmScript extends LuaScript {
   readonly perNode: LuaScript;
 }
 
-/** What every script starts with: integer helpers, the call's clock, key ownership. */
+/** What every script starts with: integer helpers, the call's clock, key ownership, TTLs. */
 const PRELUDE = `
--- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership, TTLs.
 local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
 local function floor_div(a, b)
   local q = floor(a / b)
@@ -82,6 +82,13 @@ local function fresh_if_unowned(key)
   redis.call('DEL', key)
   return true
 end
+-- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
+-- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
+-- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
+-- in this call or another in that ms, would find it fresh and admit again. Any state read after
+-- its time until fresh decodes as fresh, so a longer TTL costs memory only. (TTLs set once after
+-- the last decision would not do: a key without one reads as unowned to the decisions between.)
+local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
 `;
 
 /*

@@ -30,7 +30,7 @@ export const fixedWindowLua = {
   if count + cost > limit then return reply(0, count, window_end - now) end
   if commit and cost > 0 then
     redis.call('HSET', key, 'n', count + cost, 'e', window_end)
-    redis.call('PEXPIRE', key, window_end - now)
+    redis.call('PEXPIRE', key, ttl_ms(window_end - now))
   end
   return reply(1, count + cost, 0)`,
 } as const satisfies LuaAlgorithm;

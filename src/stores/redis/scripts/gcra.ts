@@ -56,7 +56,7 @@ local verified = {}`,
   return allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)`,
   writeBack: `
   for key, tat in pairs(admitted) do
-    redis.call('SET', key, tat, 'PX', max(1, ceil_div(tat - now, 1000)))
+    redis.call('SET', key, tat, 'PX', ttl_ms(ceil_div(tat - now, 1000)))
   end`,
   refund: `
   -- The twin of gcra().refund: TAT moves back by units x T, never before now.
@@ -69,7 +69,7 @@ local verified = {}`,
   if next_tat <= now then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, next_tat, 'PX', ceil_div(next_tat - now, 1000))
+    redis.call('SET', key, next_tat, 'PX', ttl_ms(ceil_div(next_tat - now, 1000)))
   end`,
 } as const satisfies LuaAlgorithm;
 

@@ -59,7 +59,7 @@ local function weighs_at_most_from(count, most) return window - floor_div((most 
   end
   if commit and cost > 0 then
     redis.call('HSET', key, 'c', curr + cost, 'p', prev, 's', start)
-    redis.call('PEXPIRE', key, start + 2 * window - now)
+    redis.call('PEXPIRE', key, ttl_ms(start + 2 * window - now))
   end
   return reply(1, curr + cost, 0)`,
 } as const satisfies LuaAlgorithm;

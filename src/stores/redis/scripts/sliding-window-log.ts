@@ -64,7 +64,7 @@ end`,
       first_unit = last_unit + 1
     end
     redis.call('ZADD', key, now, int(first_unit) .. ':' .. int(last_unit + cost))
-    redis.call('PEXPIRE', key, window)
+    redis.call('PEXPIRE', key, ttl_ms(window))
   end
   if cost > 0 then newest = now end
   return reply(1, used + cost, newest, 0)`,

@@ -31,7 +31,7 @@ local full = capacity * unit`,
   if next > full then return reply(0, deficit, ceil_div(next - full, refill)) end
   if commit and cost > 0 then
     redis.call('HSET', key, 'd', next, 't', now)
-    redis.call('PEXPIRE', key, ceil_div(next, refill))
+    redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))
   end
   return reply(1, next, 0)`,
   refund: `
@@ -49,7 +49,7 @@ local full = capacity * unit`,
     redis.call('DEL', key)
   else
     redis.call('HSET', key, 'd', deficit, 't', now)
-    redis.call('PEXPIRE', key, ceil_div(deficit, refill))
+    redis.call('PEXPIRE', key, ttl_ms(ceil_div(deficit, refill)))
   end`,
 } as const satisfies LuaAlgorithm;
 
