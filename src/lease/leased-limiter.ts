@@ -57,7 +57,8 @@ export interface LeasedLimiter extends Limiter {
  * returned to the remote on idle (`returnIdleMs`), on `close()` and on eviction, when the
  * remote takes refunds; `adaptive` shrinks leases near exhaustion. The leased limiter has
  * `refund` exactly when its remote has: refunded units go back on the key's local lease first,
- * as far as it can still hold them, and the rest to the remote (docs/leasing.md).
+ * as far as it can still hold them, and the rest to the remote (docs/leasing.md); it has `charge`
+ * exactly when its remote has, and debt goes to the remote alone (every instance's next lease waits).
  *
  * Accuracy (docs/leasing.md): for GCRA and token bucket, fleet-wide admissions over any interval
  * Δ stay within burst + ⌊Δ/T⌋ for any number of instances, because units are leased before they
@@ -168,6 +169,8 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   };
   // Forward what the remote can do: a refund goes to the local lease first (docs/leasing.md).
   if (typeof remote.refund === 'function') leased.refund = (key, units) => refundUnits(context, table, key, units);
+  // Debt goes to the remote alone: it must delay every instance's next leases, not only this one's.
+  if (typeof remote.charge === 'function') leased.charge = remote.charge.bind(remote);
   return leased;
 }
 

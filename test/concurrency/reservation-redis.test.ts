@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
 import { reserve } from '../../src/concurrency/index.js';
-import { gcra, ReservationError, tokenBucket } from '../../src/index.js';
+import { createLeasedLimiter, createMemoryLimiter, gcra, StoreUnavailableError, tokenBucket } from '../../src/index.js';
 import { withFailurePolicy } from '../../src/policy/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
+import { startCluster, type TestCluster } from '../support/cluster.js';
 import { useRedisServer } from '../support/redis-server.js';
 
 const redis = useRedisServer({ connections: 2 });
@@ -33,17 +34,55 @@ describe('reservations on a real redis-server', () => {
     });
   }
 
-  it('settling above the estimate is a ReservationError on Redis (no debt script): the estimate stands', async () => {
-    const limiter = createRedisLimiter({
-      client: redis.redis(0),
-      algorithm: gcra({ limit: 10_000, periodMs: 60_000 }),
-      clock: frozen,
+  for (const [name, algorithm] of [
+    ['GCRA', gcra({ limit: 1000, periodMs: 60_000 })],
+    ['token bucket', tokenBucket({ capacity: 1000, rate: 1000, periodMs: 60_000 })],
+  ] as const) {
+    it(`${name}: settling above the estimate charges the debt on Redis exactly as memory does`, async () => {
+      const store = createRedisLimiter({ client: redis.redis(0), algorithm, clock: frozen });
+      const memory = createMemoryLimiter({ algorithm, clock: frozen, pruneIntervalMs: 0 });
+      const key = freshKey();
+      for (const limiter of [store, memory]) {
+        const answer = await reserve(limiter, key, 1000);
+        if (!answer.allowed) throw new Error('expected an admission');
+        await answer.reservation.settle(3000); // 2,000 units of debt past empty
+      }
+      const next = await store.limit(key);
+      expect(next.allowed).toBe(false);
+      // 2,001 units must drain before one more fits: 2,001 × 60 ms.
+      expect(next.retryAfterMs).toBe(2001 * 60);
+      expect(next).toEqual(await memory.limit(key));
+      // The debt lives as long as it takes to pay: the key's TTL covers it.
+      expect(await redis.redis(1).pttl(`sluice:${algorithm.name}:{${key}}`)).toBeGreaterThan(2000 * 60);
+    });
+  }
+
+  it('charge through leasing and the failure policy reaches Redis; a stalled store rejects it, once', async () => {
+    const algorithm = gcra({ limit: 1000, periodMs: 60_000 });
+    const store = createRedisLimiter({ client: redis.redis(0), algorithm, clock: frozen });
+    const limiter = withFailurePolicy(createLeasedLimiter({ remote: store, leaseSize: 10 }), {
+      failure: 'open',
+      deadlineMs: 100,
+      onDegraded: () => {},
     });
     const key = freshKey();
-    const answer = await reserve(limiter, key, 1000);
+    const answer = await reserve(limiter, key, 5);
     if (!answer.allowed) throw new Error('expected an admission');
-    await expect(answer.reservation.settle(1500)).rejects.toBeInstanceOf(ReservationError);
-    expect((await limiter.peek(key)).remaining).toBe(9000);
+    await answer.reservation.settle(505); // the lease took 10; the debt of 500 goes to Redis
+    expect((await store.peek(key)).remaining).toBe(490);
+    const late = await reserve(limiter, key, 1);
+    if (!late.allowed) throw new Error('expected an admission from the lease');
+    redis.server().pause();
+    try {
+      await expect(late.reservation.settle(100)).rejects.toBeInstanceOf(StoreUnavailableError);
+      // Recorded all the same: a retry is not a second charge.
+      await expect(late.reservation.settle(100)).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      redis.server().resume();
+    }
+    // Past the deadline the outcome is unknown to the caller; the script Redis had queued lands
+    // once on resume (the policy's late reply), never twice.
+    expect((await store.peek(key)).remaining).toBe(490 - 99);
   });
 
   it('a reservation a failure policy admitted (store unreachable) charged nothing, so settling refunds nothing', async () => {
@@ -90,4 +129,33 @@ describe('reservations on a real redis-server', () => {
     // 50 reserves, 25 settlements below the estimate (a refund each), 25 at it (no call).
     expect(roundTripsBetween(before, after)).toBe(75);
   });
+});
+
+describe('reservations on a real Redis Cluster', { timeout: 60_000 }, () => {
+  let cluster: TestCluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ masters: 3 });
+  }, 60_000);
+  afterAll(() => cluster?.stop());
+
+  for (const batch of [false, true]) {
+    it(`refunds and debt land on each key's own slot, as on memory (batch: ${batch})`, async () => {
+      const algorithm = gcra({ limit: 1000, periodMs: 60_000 });
+      const store = createRedisLimiter({ client: cluster.connect(), algorithm, clock: frozen, batch });
+      const memory = createMemoryLimiter({ algorithm, clock: frozen, pruneIntervalMs: 0 });
+      const keys = Array.from({ length: 12 }, (_, i) => `cluster-tenant-${batch}-${i}`);
+      for (const limiter of [store, memory]) {
+        await Promise.all(
+          keys.map(async (key, i) => {
+            const answer = await reserve(limiter, key, 100);
+            if (!answer.allowed) throw new Error('expected an admission');
+            await answer.reservation.settle(i % 2 === 0 ? 40 : 1500);
+          }),
+        );
+      }
+      const after = await Promise.all(keys.map((key) => store.peek(key)));
+      expect(after).toEqual(await Promise.all(keys.map((key) => memory.peek(key))));
+      expect(after.map((decision) => decision.allowed)).toEqual(keys.map((_, i) => i % 2 === 0));
+    });
+  }
 });

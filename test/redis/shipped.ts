@@ -1,7 +1,7 @@
 import type { LuaScript } from '../../src/stores/redis/script.js';
 import { heartbeatScript } from '../../src/stores/redis/scripts/heartbeat.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
-import { refundScripts } from '../../src/stores/redis/scripts/refund.js';
+import { chargeScripts, refundScripts } from '../../src/stores/redis/scripts/refund.js';
 import { resetScript } from '../../src/stores/redis/scripts/reset.js';
 
 /** Every script Sluice sends to Redis, by its snapshot's name in src/stores/redis/lua/. */
@@ -11,6 +11,7 @@ export const shippedScripts: Readonly<Record<string, LuaScript>> = Object.fromEn
     [`${name}.per-master`, script.perNode],
   ]),
   ...Object.entries(refundScripts).map(([name, script]) => [`${name}.refund`, script]),
+  ...Object.entries(chargeScripts).map(([name, script]) => [`${name}.charge`, script]),
   ['heartbeat', heartbeatScript],
   ['reset', resetScript],
 ]);
