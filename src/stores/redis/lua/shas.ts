@@ -4,6 +4,7 @@ export const scriptShas: Readonly<Record<string, string>> = {
   'fixed-window': '33e331b28c32acff4d2cee659debb5f50a461996',
   'fixed-window.per-master': '7222ccd465bc9c7a6e9be6dc9d03ff5767f50565',
   gcra: '25b7e968fa16a2d60789b99bc2772514c66774be',
+  'gcra.charge': '557872d3d848f2697cdd78e15905c5a7b8159485',
   'gcra.per-master': 'b129147acb529b33e37272873aad1fe6a68c87fa',
   'gcra.refund': 'c9ea0dd3f3463ca1b029b2f1110e935077c8cea1',
   heartbeat: 'd9743fab423b70dddea0f081e4a815ad7a15e230',
@@ -12,7 +13,8 @@ export const scriptShas: Readonly<Record<string, string>> = {
   'sliding-window-counter.per-master': '3875fa3d59005d59c5dd98ecf815aa7e084d8bfc',
   'sliding-window-log': '13ebcc7e344d3d09e6e7a738db6d29b3e28c3f7f',
   'sliding-window-log.per-master': '8b60b309f8987aced00f8c9bddf26ee461088cc0',
-  'token-bucket': '4983e69665dc70bb34a5425c8558d00b99a1d7d5',
-  'token-bucket.per-master': '69fe0a6868a9e4af12fa40c9d9124cbcb660a61e',
+  'token-bucket': '817687f3a2accbe0999bfe59e5bf47f84dd28b56',
+  'token-bucket.charge': '2fa6e9f8f4be466cb6dc0ebc5efdcdb35f49a6a0',
+  'token-bucket.per-master': 'c6ec0af4c04a2a02a58329e19806f75f7f11d453',
   'token-bucket.refund': '70e93535bcb1b7fb7fb4920a68d249231a772418',
 };
