@@ -1,3 +1,4 @@
+import { acquireScript, heldScript, renewOrReleaseScript } from '../../src/concurrency/redis-scripts.js';
 import type { LuaScript } from '../../src/stores/redis/script.js';
 import { heartbeatScript } from '../../src/stores/redis/scripts/heartbeat.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
@@ -13,6 +14,9 @@ export const shippedScripts: Readonly<Record<string, LuaScript>> = Object.fromEn
   ...Object.entries(refundScripts).map(([name, script]) => [`${name}.refund`, script]),
   ...Object.entries(chargeScripts).map(([name, script]) => [`${name}.charge`, script]),
   ['heartbeat', heartbeatScript],
+  ['holds.acquire', acquireScript],
+  ['holds.held', heldScript],
+  ['holds.renew-or-release', renewOrReleaseScript],
   ['reset', resetScript],
 ]);
 
