@@ -61,9 +61,7 @@ export function redisHolds(options: RedisHoldsOptions): HoldStore {
       return integers(reply, 1)[0] === 1;
     },
     async release(key, id) {
-      const reply = await runScript(client, renewOrReleaseScript, [redisKey(key)], [id, 0]).catch(
-        failedTo('release'),
-      );
+      const reply = await runScript(client, renewOrReleaseScript, [redisKey(key)], [id, 0]).catch(failedTo('release'));
       integers(reply, 1);
     },
     async held(key) {
