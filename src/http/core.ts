@@ -1,9 +1,11 @@
+import type { FailureMode } from '../decision.js';
 import { isSluiceError } from '../errors.js';
 import { createWarner } from '../warnings.js';
 import { chargesFor } from './charges.js';
 import { type NamedRule, resolveConfig, routeRules } from './config.js';
 import type { HeaderPair } from './headers.js';
-import { chargeAll } from './nested.js';
+import { holdInFlight, inFlightCaps } from './in-flight.js';
+import { type ChargeResult, chargeAll } from './nested.js';
 import type { DeniedOutcome, HttpLimitOptions, RequestFacts, RequestInfo, RoutePolicy } from './options.js';
 import { createDescriber } from './request-info.js';
 import { type HttpResponse, problemResponse } from './response.js';
@@ -82,6 +84,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const warn = createWarner(options.onWarning);
   const describe = createDescriber(config, warn);
   const routeTable = compileRoutes(options.routes ?? {}, config.routeMatching, warn);
+  const caps = options.inFlight === undefined ? undefined : inFlightCaps(options.inFlight);
   const rulesByRoute = new WeakMap<RoutePolicy<Req>, NamedRule<Req>[]>();
   const rulesOf = (route: RoutePolicy<Req> | undefined) => {
     if (route === undefined) return config.rules;
@@ -112,6 +115,23 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       `Giving back or resetting limit "${charge.name}" after the response failed (${messageOf(error)}); the charge stays.`,
     );
 
+  // In-flight caps hold a slot once the rate limits admitted the request (docs/concurrency.md).
+  const held = (verdict: Verdict, results: ChargeResult[], info: RequestInfo<Req>, mode: FailureMode | undefined) => {
+    if (caps === undefined || verdict.action !== 'continue') return verdict;
+    return holdInFlight(caps, verdict, results, info, {
+      mode,
+      problemType: config.problemType,
+      respond,
+      onStoreError: options.onStoreError,
+      onGiveBackError: onRefundError,
+      onFailOpen: (error) =>
+        warn(
+          'SLUICE_HTTP_STORE_UNAVAILABLE',
+          `An in-flight cap's store failed and the route fails open (${messageOf(error)}).`,
+        ),
+    });
+  };
+
   return {
     checkRoute: (route) => void rulesOf(route),
     checkRegistered(registered) {
@@ -133,7 +153,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       if (options.skip && (await options.skip(info))) return CONTINUE;
       const mode = route?.failure ?? config.failure;
       const charges = await chargesFor(rulesOf(route), route?.cost, info, mode);
-      if (charges.length === 0) return CONTINUE;
+      if (charges.length === 0) return held(CONTINUE, [], info, mode);
       let outcome: Awaited<ReturnType<typeof chargeAll>>;
       try {
         outcome = await chargeAll(charges, onRefundError);
@@ -145,12 +165,17 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
           'SLUICE_HTTP_STORE_UNAVAILABLE',
           `The store failed and the route fails open: requests pass unlimited (${messageOf(error)}).`,
         );
-        return CONTINUE;
+        return held(CONTINUE, [], info, mode);
       }
       const headers = rateLimitHeaders(outcome.results, config);
       if (outcome.allowed) {
         const settle = settlerOf(outcome.results, onSettleError);
-        return settle ? { action: 'continue', headers, settle } : { action: 'continue', headers };
+        return held(
+          settle ? { action: 'continue', headers, settle } : { action: 'continue', headers },
+          outcome.results,
+          info,
+          mode,
+        );
       }
       return respond(denial(outcome.results, headers, config.problemType), info);
     },

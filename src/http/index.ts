@@ -14,6 +14,7 @@ export {
   retryAfterHeader,
   retryAfterSeconds,
 } from './headers.js';
+export type { InFlightHold, InFlightLimiter, InFlightRule } from './in-flight.js';
 export type { ChargeResult, ChargeState, ChargeStrategy, RefundableLimiter } from './nested.js';
 export { nodeFacts, nodeRateLimit, withRateLimit } from './node.js';
 export type {
