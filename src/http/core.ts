@@ -8,6 +8,7 @@ import { holdInFlight, inFlightCaps } from './in-flight.js';
 import { type ChargeResult, chargeAll } from './nested.js';
 import type { DeniedOutcome, HttpLimitOptions, RequestFacts, RequestInfo, RoutePolicy } from './options.js';
 import { createDescriber } from './request-info.js';
+import { openReservations, reservationNames } from './reservations.js';
 import { type HttpResponse, problemResponse } from './response.js';
 import { compileRoutes } from './routes.js';
 import { type Settle, settlerOf } from './settle.js';
@@ -85,6 +86,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const describe = createDescriber(config, warn);
   const routeTable = compileRoutes(options.routes ?? {}, config.routeMatching, warn);
   const caps = options.inFlight === undefined ? undefined : inFlightCaps(options.inFlight);
+  const reservations = options.reservations && reservationNames(options.reservations, config.rules);
   const rulesByRoute = new WeakMap<RoutePolicy<Req>, NamedRule<Req>[]>();
   const rulesOf = (route: RoutePolicy<Req> | undefined) => {
     if (route === undefined) return config.rules;
@@ -170,12 +172,15 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       const headers = rateLimitHeaders(outcome.results, config);
       if (outcome.allowed) {
         const settle = settlerOf(outcome.results, onSettleError);
-        return held(
+        const verdict = await held(
           settle ? { action: 'continue', headers, settle } : { action: 'continue', headers },
           outcome.results,
           info,
           mode,
         );
+        if (reservations && verdict.action === 'continue')
+          openReservations(facts.request, outcome.results, reservations);
+        return verdict;
       }
       return respond(denial(outcome.results, headers, config.problemType), info);
     },

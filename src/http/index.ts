@@ -28,4 +28,5 @@ export type {
   RoutePolicy,
 } from './options.js';
 export type { ProxyHeader, TrustProxy } from './proxy.js';
+export { settleReservation } from './reservations.js';
 export type { HttpResponse, ProblemDetails } from './response.js';

@@ -135,6 +135,12 @@ export interface HttpLimitOptions<Req> {
    * See {@link InFlightRule} and docs/concurrency.md.
    */
   inFlight?: InFlightRule<Req> | readonly InFlightRule<Req>[];
+  /**
+   * Names of `limits` whose cost is an estimate: the handler settles the real cost with
+   * `settleReservation(request, name, actual)` (refund below it, debt above it); unsettled, the
+   * estimate stands. Each needs a limiter with `refund`. See docs/concurrency.md.
+   */
+  reservations?: readonly string[];
   /** Which proxies may report the client address. Default `false`: the socket address. See {@link TrustProxy}. */
   trustProxy?: TrustProxy;
   /** The forwarding header read when a proxy is trusted. Default `x-forwarded-for`. */
