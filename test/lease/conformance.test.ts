@@ -19,9 +19,18 @@ const algorithms = ['gcra', 'token-bucket', 'fixed-window'] as const;
 
 const memoryRemotes = new WeakMap<Algorithm, MemoryLimiter>();
 
+// Units refunded to an instance go back on its local lease first, each placed at the next slot
+// below the lease's end (docs/leasing.md), so right after a refund the instance may report one
+// unit less than the remote alone for under one emission interval: it trails, never leads.
+// Settling, cancelling and their errors are held exactly on memory and Redis.
+const refundTrails = {
+  'reservation-settle': 'a refund kept on the local lease may report one unit less for under one emission interval',
+};
+
 runConformance({
   name: 'leased limiter, leaseSize 1, over memory',
   test: { describe, it },
+  exempt: refundTrails,
   algorithms,
   create(algorithm, clock) {
     let remote = memoryRemotes.get(algorithm);
@@ -38,6 +47,7 @@ const { redis } = useRedisServer({ connections: 4 });
 runConformance({
   name: 'leased limiter, leaseSize 1, over Redis (ioredis, client clock)',
   test: { describe, it },
+  exempt: refundTrails,
   algorithms,
   create: (algorithm, clock, connection) =>
     createLeasedLimiter({
@@ -58,6 +68,7 @@ runConformance({
   name: 'leased limiter, leaseSize 5, over memory',
   test: { describe, it },
   exempt: {
+    ...refundTrails,
     'reference-model':
       'an instance holding units may report one unit less than the remote alone for under one emission interval',
   },
