@@ -1,6 +1,7 @@
 import { type ClientRequest, request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { readCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
 import { createConcurrencyLimiter, memoryHolds, redisHolds } from '../../src/concurrency/index.js';
 import { createHttpLimiter } from '../../src/http/index.js';
 import { ConfigError, createMemoryLimiter, gcra } from '../../src/index.js';
@@ -9,7 +10,7 @@ import { useRedisServer } from '../support/redis-server.js';
 import { send } from './support/client.js';
 import { harnesses } from './support/harnesses.js';
 
-const redis = useRedisServer({ connections: 1 });
+const redis = useRedisServer({ connections: 2 });
 const frozen = () => 1_000_000;
 const tenant = { 'x-tenant': 't1' };
 const byTenant = (info: { header(name: string): string | undefined }) => info.header('x-tenant') ?? null;
@@ -117,6 +118,17 @@ describe('in-flight caps on a real redis-server', () => {
       expect((await send(`${server.url}/hello`, { headers: tenant })).status).toBe(200);
       await until(async () => (await reports.held('reports:id:t1')) === 0, 'the release on finish');
       expect((await rate.peek('rate:id:t1')).remaining).toBe(8);
+
+      // Round trips per admitted request: the rate decision, the acquire, the release.
+      const before = await readCommandStats(redis.redis(1));
+      for (let i = 0; i < 5; i++) expect((await send(`${server.url}/hello`, { headers: tenant })).status).toBe(200);
+      let polls = 0;
+      await until(async () => {
+        polls++;
+        return (await reports.held('reports:id:t1')) === 0;
+      }, 'every release');
+      const after = await readCommandStats(redis.redis(1));
+      expect(roundTripsBetween(before, after) - polls).toBe(15);
     } finally {
       open.abort();
       await server.close();
