@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCommandStats, roundTripsBetween } from '../../bench/lib/commandstats.mjs';
-import { reserve } from '../../src/concurrency/index.js';
+import { type Reservation, reserve } from '../../src/concurrency/index.js';
 import { createLeasedLimiter, createMemoryLimiter, gcra, StoreUnavailableError, tokenBucket } from '../../src/index.js';
 import { withFailurePolicy } from '../../src/policy/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
@@ -130,6 +131,47 @@ describe('reservations on a real redis-server', () => {
     // 60 reserves; 20 settled below the estimate (a refund each), 20 above (a charge each), 20 at it (no call).
     expect(roundTripsBetween(before, after)).toBe(100);
   });
+});
+
+describe('reservations on Redis against memory (property)', () => {
+  const steps = fc.array(
+    fc.record({
+      advanceMs: fc.integer({ min: 0, max: 400 }),
+      estimate: fc.integer({ min: 0, max: 30 }),
+      settle: fc.option(fc.record({ pick: fc.nat(), actual: fc.integer({ min: 0, max: 60 }) })),
+    }),
+    { minLength: 1, maxLength: 40 },
+  );
+  for (const [name, algorithm] of [
+    ['GCRA 10 per s, burst 20', gcra({ limit: 10, periodMs: 1000, burst: 20 })],
+    ['token bucket 20, 10 per s', tokenBucket({ capacity: 20, rate: 10, periodMs: 1000 })],
+  ] as const) {
+    it(`${name}: random estimates and actuals decide alike, to the unit`, async () => {
+      await fc.assert(
+        fc.asyncProperty(steps, async (scenario) => {
+          let nowMs = 1_700_000_000_000;
+          const clock = () => nowMs;
+          const store = createRedisLimiter({ client: redis.redis(0), algorithm, clock });
+          const memory = createMemoryLimiter({ algorithm, clock, pruneIntervalMs: 0 });
+          const key = freshKey();
+          const open: [Reservation, Reservation][] = [];
+          for (const step of scenario) {
+            nowMs += step.advanceMs;
+            if (step.settle && open.length > 0) {
+              const pair = open.splice(step.settle.pick % open.length, 1)[0] as [Reservation, Reservation];
+              await Promise.all(pair.map((reservation) => reservation.settle(step.settle?.actual ?? 0)));
+            }
+            const [onRedis, onMemory] = await Promise.all(
+              [store, memory].map((limiter) => reserve(limiter, key, step.estimate, { clock, ttlMs: 1_000_000 })),
+            );
+            expect(onRedis?.decision).toEqual(onMemory?.decision);
+            if (onRedis?.allowed && onMemory?.allowed) open.push([onRedis.reservation, onMemory.reservation]);
+          }
+        }),
+        { numRuns: 40 },
+      );
+    });
+  }
 });
 
 describe('reservations on a real Redis Cluster', { timeout: 60_000 }, () => {
