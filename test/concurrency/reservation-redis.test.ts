@@ -61,7 +61,7 @@ describe('reservations on a real redis-server', () => {
   it('charge through leasing and the failure policy reaches Redis; a stalled store rejects it, once', async () => {
     const algorithm = gcra({ limit: 1000, periodMs: 60_000 });
     const store = createRedisLimiter({ client: redis.redis(0), algorithm, clock: frozen });
-    const limiter = withFailurePolicy(createLeasedLimiter({ remote: store, leaseSize: 10 }), {
+    const limiter = withFailurePolicy(createLeasedLimiter({ remote: store, leaseSize: 10, clock: frozen }), {
       failure: 'open',
       deadlineMs: 100,
       onDegraded: () => {},
@@ -69,10 +69,12 @@ describe('reservations on a real redis-server', () => {
     const key = freshKey();
     const answer = await reserve(limiter, key, 5);
     if (!answer.allowed) throw new Error('expected an admission');
-    await answer.reservation.settle(505); // the lease took 10; the debt of 500 goes to Redis
-    expect((await store.peek(key)).remaining).toBe(490);
-    const late = await reserve(limiter, key, 1);
-    if (!late.allowed) throw new Error('expected an admission from the lease');
+    // The lease took 10 and holds 5: the debt of 500 spends those 5, and 495 go to Redis.
+    await answer.reservation.settle(505);
+    expect((await store.peek(key)).remaining).toBe(1000 - 10 - 495);
+    const late = await reserve(limiter, key, 1); // a new lease of 10: 9 held
+    if (!late.allowed) throw new Error('expected an admission');
+    expect((await store.peek(key)).remaining).toBe(485);
     redis.server().pause();
     try {
       await expect(late.reservation.settle(100)).rejects.toBeInstanceOf(StoreUnavailableError);
@@ -83,7 +85,8 @@ describe('reservations on a real redis-server', () => {
     }
     // Past the deadline the outcome is unknown to the caller; the script Redis had queued lands
     // once on resume (the policy's late reply), never twice.
-    expect((await store.peek(key)).remaining).toBe(490 - 99);
+    // The debt of 99 spent the 9 held; 90 went to Redis.
+    expect((await store.peek(key)).remaining).toBe(485 - 90);
   });
 
   it('a reservation a failure policy admitted (store unreachable) charged nothing, so settling refunds nothing', async () => {

@@ -3,6 +3,7 @@ import { type Algorithm, createLeasedLimiter, createMemoryLimiter, type MemoryLi
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { runConformance } from '../../src/testing/index.js';
 import { held } from '../support/held-keys.js';
+import { leaseRefundTrails } from '../support/lease-exemptions.js';
 import { useRedisServer } from '../support/redis-server.js';
 
 // Rule 6: with leaseSize 1 the leased limiter answers exactly as its remote would, so it is held
@@ -19,13 +20,7 @@ const algorithms = ['gcra', 'token-bucket', 'fixed-window'] as const;
 
 const memoryRemotes = new WeakMap<Algorithm, MemoryLimiter>();
 
-// Units refunded to an instance go back on its local lease first, each placed at the next slot
-// below the lease's end (docs/leasing.md), so right after a refund the instance may report one
-// unit less than the remote alone for under one emission interval: it trails, never leads.
-// Settling, cancelling and their errors are held exactly on memory and Redis.
-const refundTrails = {
-  'reservation-settle': 'a refund kept on the local lease may report one unit less for under one emission interval',
-};
+const refundTrails = leaseRefundTrails;
 
 runConformance({
   name: 'leased limiter, leaseSize 1, over memory',
