@@ -4,13 +4,14 @@ import type { Limiter } from './limiter.js';
  * The optional members of {@link Limiter}: what some limiters can do and a decorator must not
  * hide. A decorator that leaves one out changes what its callers do, silently: without
  * `refund`, nested HTTP limits fall back from charging in parallel (one round trip per limit)
- * to reading every key first (twice the round trips per allowed request).
+ * to reading every key first (twice the round trips per allowed request); without `charge`, a
+ * reservation settled above its estimate cannot charge its debt.
  */
-export const OPTIONAL_LIMITER_MEMBERS = ['refund'] as const;
+export const OPTIONAL_LIMITER_MEMBERS = ['refund', 'charge'] as const;
 
 /**
  * For a decorator you write around a limiter: gives `outer` each optional {@link Limiter}
- * member (see {@link OPTIONAL_LIMITER_MEMBERS}: `refund`) that `inner` has and `outer` does not
+ * member (see {@link OPTIONAL_LIMITER_MEMBERS}: `refund`, `charge`) that `inner` has and `outer` does not
  * define itself, calling `inner`'s. Members `outer` defines are kept, so override what your
  * decorator must see (e.g. count refunds) and let the rest through. Members `inner` lacks stay
  * absent: callers read an absent `refund` as "this limiter cannot refund" and plan for it.

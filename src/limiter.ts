@@ -33,9 +33,9 @@ export interface Limiter {
   refund?(key: string, units: number): Promise<void>;
   /**
    * Spends `units` of `key` without the admission check, as debt that delays the key's next
-   * admissions (a reservation settled above its estimate). Present on memory limiters whose
-   * algorithm has `algorithm.charge` (GCRA, token bucket); the Redis store has none yet.
-   * Rejects like `refund`.
+   * admissions (a reservation settled above its estimate): never a denial, however far past
+   * empty. Present when the algorithm has `algorithm.charge` (GCRA, token bucket), on the memory
+   * and Redis stores (one atomic script) and on the layers that wrap them. Rejects like `refund`.
    */
   charge?(key: string, units: number): Promise<void>;
   /** Releases timers and connections the limiter owns. Idempotent. */

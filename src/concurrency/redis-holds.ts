@@ -48,26 +48,24 @@ export function redisHolds(options: RedisHoldsOptions): HoldStore {
 
   return {
     async acquire(key, id, limit, holdMs) {
-      const reply = await runScript(client, await acquireScript, [redisKey(key)], [limit, holdMs, id]).catch(
+      const reply = await runScript(client, acquireScript, [redisKey(key)], [limit, holdMs, id]).catch(
         failedTo('acquire'),
       );
       const [granted, held, retryAfterMs = 0] = integers(reply, 2);
       return { granted: granted === 1, held: held as number, retryAfterMs };
     },
     async renew(key, id, holdMs) {
-      const reply = await runScript(client, await renewOrReleaseScript, [redisKey(key)], [id, holdMs]).catch(
+      const reply = await runScript(client, renewOrReleaseScript, [redisKey(key)], [id, holdMs]).catch(
         failedTo('renew'),
       );
       return integers(reply, 1)[0] === 1;
     },
     async release(key, id) {
-      const reply = await runScript(client, await renewOrReleaseScript, [redisKey(key)], [id, 0]).catch(
-        failedTo('release'),
-      );
+      const reply = await runScript(client, renewOrReleaseScript, [redisKey(key)], [id, 0]).catch(failedTo('release'));
       integers(reply, 1);
     },
     async held(key) {
-      const reply = await runScript(client, await heldScript, [redisKey(key)], []).catch(failedTo('count'));
+      const reply = await runScript(client, heldScript, [redisKey(key)], []).catch(failedTo('count'));
       return integers(reply, 1)[0] as number;
     },
   };

@@ -24,7 +24,7 @@ export interface Reservation {
    * the same settlement resolves like the first call.
    * @throws {InvalidCostError} when `actual` is not a non-negative safe integer.
    * @throws {ReservationError} after `ttlMs`, after a different settlement or `cancel()`, or
-   * above the estimate on a limiter without `charge` (a Redis limiter: the estimate stands).
+   * above the estimate on a limiter without `charge` (the estimate stands).
    * @throws {StoreUnavailableError} when the store could not refund or charge; the settlement
    * is recorded all the same (a retry is not a second refund) and the estimate stands.
    */

@@ -1,3 +1,4 @@
+import type { FailureMode } from '../decision.js';
 import { isSluiceError } from '../errors.js';
 import { requireFunction } from '../validate.js';
 import { createWarner } from '../warnings.js';
@@ -5,9 +6,11 @@ import { chargesFor } from './charges.js';
 import { type NamedRule, resolveConfig, routeRules } from './config.js';
 import { watchDegraded } from './degraded.js';
 import type { HeaderPair } from './headers.js';
-import { chargeAll } from './nested.js';
+import { holdInFlight, inFlightCaps } from './in-flight.js';
+import { type ChargeResult, chargeAll } from './nested.js';
 import type { DeniedOutcome, HttpLimitOptions, RequestFacts, RequestInfo, RoutePolicy } from './options.js';
 import { createDescriber } from './request-info.js';
+import { openReservations, reservationNames } from './reservations.js';
 import { type HttpResponse, problemResponse } from './response.js';
 import { compileRoutes } from './routes.js';
 import { type Settle, settlerOf } from './settle.js';
@@ -85,6 +88,8 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const describe = createDescriber(config, warn);
   const degraded = watchDegraded(requireFunction('onDegradedChange', options.onDegradedChange, true));
   const routeTable = compileRoutes(options.routes ?? {}, config.routeMatching, warn);
+  const caps = options.inFlight === undefined ? undefined : inFlightCaps(options.inFlight);
+  const reservations = options.reservations && reservationNames(options.reservations, config.rules);
   const rulesByRoute = new WeakMap<RoutePolicy<Req>, NamedRule<Req>[]>();
   const rulesOf = (route: RoutePolicy<Req> | undefined) => {
     if (route === undefined) return config.rules;
@@ -115,6 +120,23 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       `Giving back or resetting limit "${charge.name}" after the response failed (${messageOf(error)}); the charge stays.`,
     );
 
+  // In-flight caps hold a slot once the rate limits admitted the request (docs/concurrency.md).
+  const held = (verdict: Verdict, results: ChargeResult[], info: RequestInfo<Req>, mode: FailureMode | undefined) => {
+    if (caps === undefined || verdict.action !== 'continue') return verdict;
+    return holdInFlight(caps, verdict, results, info, {
+      mode,
+      problemType: config.problemType,
+      respond,
+      onStoreError: options.onStoreError,
+      onGiveBackError: onRefundError,
+      onFailOpen: (error) =>
+        warn(
+          'SLUICE_HTTP_STORE_UNAVAILABLE',
+          `An in-flight cap's store failed and the route fails open (${messageOf(error)}).`,
+        ),
+    });
+  };
+
   return {
     checkRoute: (route) => void rulesOf(route),
     checkRegistered(registered) {
@@ -136,7 +158,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       if (options.skip && (await options.skip(info))) return CONTINUE;
       const mode = route?.failure ?? config.failure;
       const charges = await chargesFor(rulesOf(route), route?.cost, info, mode);
-      if (charges.length === 0) return CONTINUE;
+      if (charges.length === 0) return held(CONTINUE, [], info, mode);
       let outcome: Awaited<ReturnType<typeof chargeAll>>;
       try {
         outcome = await chargeAll(charges, onRefundError);
@@ -149,13 +171,21 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
           'SLUICE_HTTP_STORE_UNAVAILABLE',
           `The store failed and the route fails open: requests pass unlimited (${messageOf(error)}).`,
         );
-        return CONTINUE;
+        return held(CONTINUE, [], info, mode);
       }
       degraded?.decided(outcome.results);
       const headers = rateLimitHeaders(outcome.results, config);
       if (outcome.allowed) {
         const settle = settlerOf(outcome.results, onSettleError);
-        return settle ? { action: 'continue', headers, settle } : { action: 'continue', headers };
+        const verdict = await held(
+          settle ? { action: 'continue', headers, settle } : { action: 'continue', headers },
+          outcome.results,
+          info,
+          mode,
+        );
+        if (reservations && verdict.action === 'continue')
+          openReservations(facts.request, outcome.results, reservations);
+        return verdict;
       }
       return respond(denial(outcome.results, headers, config.problemType), info);
     },

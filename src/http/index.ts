@@ -15,6 +15,7 @@ export {
   retryAfterHeader,
   retryAfterSeconds,
 } from './headers.js';
+export type { InFlightHold, InFlightLimiter, InFlightRule } from './in-flight.js';
 export type { ChargeResult, ChargeState, ChargeStrategy, RefundableLimiter } from './nested.js';
 export { nodeFacts, nodeRateLimit, withRateLimit } from './node.js';
 export type {
@@ -28,4 +29,5 @@ export type {
   RoutePolicy,
 } from './options.js';
 export type { ProxyHeader, TrustProxy } from './proxy.js';
+export { settleReservation } from './reservations.js';
 export type { HttpResponse, ProblemDetails } from './response.js';

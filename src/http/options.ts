@@ -3,6 +3,7 @@ import type { Limiter } from '../limiter.js';
 import type { WarningSink } from '../warnings.js';
 import type { HttpDegradedChange } from './degraded.js';
 import type { LegacyReset, RateLimitDraft } from './headers.js';
+import type { InFlightRule } from './in-flight.js';
 import type { ChargeResult } from './nested.js';
 import type { ProxyHeader, TrustProxy } from './proxy.js';
 import type { HttpResponse, ProblemDetails } from './response.js';
@@ -129,6 +130,18 @@ export interface HttpLimitOptions<Req> {
   limiter?: Limiter;
   /** The limits every request is charged, all or nothing (nested limits: edge per-IP, per-client, ...). */
   limits?: LimitRule<Req> | readonly LimitRule<Req>[];
+  /**
+   * Caps on requests in flight per key, beside `limits` and all or nothing with them: a request
+   * holds a slot from admission until its response is over (or the client disconnected).
+   * See {@link InFlightRule} and docs/concurrency.md.
+   */
+  inFlight?: InFlightRule<Req> | readonly InFlightRule<Req>[];
+  /**
+   * Names of `limits` whose cost is an estimate: the handler settles the real cost with
+   * `settleReservation(request, name, actual)` (refund below it, debt above it); unsettled, the
+   * estimate stands. Each needs a limiter with `refund`. See docs/concurrency.md.
+   */
+  reservations?: readonly string[];
   /** Which proxies may report the client address. Default `false`: the socket address. See {@link TrustProxy}. */
   trustProxy?: TrustProxy;
   /** The forwarding header read when a proxy is trusted. Default `x-forwarded-for`. */

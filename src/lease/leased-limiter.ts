@@ -7,7 +7,7 @@ import { takeLease, waitForLease } from './lease-queue.js';
 import { answer, decideLocally, expire, peekLocally } from './local-decision.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
 import { createPartialAdmission } from './partial.js';
-import { refundUnits } from './refund.js';
+import { chargeUnits, refundUnits } from './refund.js';
 import type { LeaseContext } from './remote-lease.js';
 import { remoteModelOf } from './remote-model.js';
 import { createReturns, type Returns } from './returns.js';
@@ -59,7 +59,8 @@ export interface LeasedLimiter extends Limiter {
  * returned to the remote on idle (`returnIdleMs`), on `close()` and on eviction, when the
  * remote takes refunds; `adaptive` shrinks leases near exhaustion. The leased limiter has
  * `refund` exactly when its remote has: refunded units go back on the key's local lease first,
- * as far as it can still hold them, and the rest to the remote (docs/leasing.md).
+ * as far as it can still hold them, and the rest to the remote (docs/leasing.md); it has `charge`
+ * exactly when its remote has: debt spends the key's local lease first, the rest on the remote.
  *
  * Accuracy (docs/leasing.md): for GCRA and token bucket, fleet-wide admissions over any interval
  * Δ stay within burst + ⌊Δ/T⌋ for any number of instances, because units are leased before they
@@ -181,6 +182,8 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   };
   // Forward what the remote can do: a refund goes to the local lease first (docs/leasing.md).
   if (typeof remote.refund === 'function') leased.refund = (key, units) => refundUnits(context, table, key, units);
+  // Debt spends the local lease first, the rest goes to the remote (docs/leasing.md).
+  if (typeof remote.charge === 'function') leased.charge = (key, units) => chargeUnits(context, table, key, units);
   return leased;
 }
 

@@ -38,3 +38,24 @@ export async function refundUnits(context: LeaseContext, table: KeyTable, key: s
   }
   counters.returnedUnits += rest;
 }
+
+/**
+ * A leased limiter's `charge` (debt): spends the key's units held on the local lease first (the
+ * remote charged them when it leased them), so this instance's next requests wait for the debt as
+ * every other's do, and charges the rest to the remote's `charge`. Call only when the remote has
+ * `charge`. Rejects like {@link refundUnits}.
+ */
+export async function chargeUnits(context: LeaseContext, table: KeyTable, key: string, units: number): Promise<void> {
+  checkKey(key);
+  let rest = costOf({ cost: units });
+  const state = table.get(key);
+  if (rest > 0 && state?.anchored === true && state.queue === undefined) {
+    expire(state, context.nowMs(), context.model, context.counters);
+    const spent = Math.min(rest, state.units);
+    state.units -= spent;
+    rest -= spent;
+  }
+  if (rest === 0) return;
+  const charge = context.remote.charge as NonNullable<typeof context.remote.charge>;
+  await charge.call(context.remote, key, rest);
+}

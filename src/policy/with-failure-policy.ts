@@ -57,9 +57,9 @@ interface Wrapped extends PolicyContext {
  * Wrap a leased limiter (not the other way round) so that unexpired leases keep serving
  * during a blip before any policy applies: when the wrapped limiter has a synchronous
  * `tryLimit`, every call tries it first, so lease hits and cached refusals pay no deadline
- * timer and are served even while the breaker is open. `refund` and `reset` go to the store
- * under the same deadline and breaker, and reject with {@link StoreUnavailableError} when it
- * cannot answer (no policy can refund). `close()` closes the wrapped limiter too.
+ * timer and are served even while the breaker is open. `refund`, `charge` and `reset` go to the
+ * store under the same deadline and breaker, and reject with {@link StoreUnavailableError} when
+ * it cannot answer (no policy can refund or charge). `close()` closes the wrapped limiter too.
  *
  * @throws {ConfigError} when `limiter` is not a Limiter, on invalid options (naming the option;
  * durations above 2^31 − 1 ms included), `failure: 'fallback'` without `fallback`, or an
@@ -127,6 +127,13 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
     policyLimiter.refund = async (key, units) => {
       checkKey(key);
       await guarded(wrapped, () => refund.call(limiter, key, units), `refund '${key}'`);
+    };
+  }
+  const { charge } = limiter;
+  if (charge) {
+    policyLimiter.charge = async (key, units) => {
+      checkKey(key);
+      await guarded(wrapped, () => charge.call(limiter, key, units), `charge '${key}'`);
     };
   }
   return policyLimiter;

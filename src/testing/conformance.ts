@@ -6,6 +6,7 @@ import type { Limiter } from '../limiter.js';
 import { type ManualClock, manualClock } from './clock.js';
 import { type AlgorithmProfile, type PropertyName, profiles } from './profiles.js';
 import { decidePartially } from './reference/partial.js';
+import { type ReservationPropertyName, reservationProperties } from './reservation-properties.js';
 
 /** The test-registration functions of the host framework (vitest, jest, node:test, mocha). */
 export interface TestApi {
@@ -135,6 +136,11 @@ async function withSetup(
 
 async function rejectsWithCode(promise: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(promise, (error: unknown) => (error as { code?: string }).code === code);
+}
+
+/** A reservation property (`reservation-properties.ts`) on the suite's limiter of LIMIT per PERIOD_MS. */
+function reservationCheck(name: ReservationPropertyName): Check {
+  return (c) => withSetup(c, (s) => reservationProperties[name]({ ...s, limit: LIMIT, periodMs: PERIOD_MS }));
 }
 
 const properties: Record<Exclude<PropertyName, 'partial-admission'>, Check> = {
@@ -335,6 +341,9 @@ const properties: Record<Exclude<PropertyName, 'partial-admission'>, Check> = {
       { numRuns: target.propertyRuns ?? 25 },
     );
   },
+  'reservation-settle': reservationCheck('reservation-settle'),
+  'reservation-expiry': reservationCheck('reservation-expiry'),
+  'reservation-debt': reservationCheck('reservation-debt'),
 };
 
 const byCapability: Record<Capability, [PropertyName, Check]> = {

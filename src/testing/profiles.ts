@@ -27,6 +27,9 @@ export type PropertyName =
   | 'invalid-input'
   | 'concurrency'
   | 'reference-model'
+  | 'reservation-settle'
+  | 'reservation-expiry'
+  | 'reservation-debt'
   /** Only for a target declaring the `'partial'` capability. */
   | 'partial-admission';
 
@@ -43,6 +46,15 @@ export interface AlgorithmProfile {
    */
   readonly exempt: Partial<Record<PropertyName, string>>;
 }
+
+// A window or a log cannot tell which admission a refund would undo, so it has no refund, and
+// `reserve` needs one (ConfigError).
+const NO_RESERVATION = 'no refund (a window cannot tell which admission to undo), which reserve needs';
+const NO_RESERVATIONS = {
+  'reservation-settle': NO_RESERVATION,
+  'reservation-expiry': NO_RESERVATION,
+  'reservation-debt': NO_RESERVATION,
+};
 
 /** One profile per algorithm Sluice ships. */
 export const profiles: AlgorithmProfile[] = [
@@ -63,6 +75,7 @@ export const profiles: AlgorithmProfile[] = [
     build: (limit, windowMs) => fixedWindow({ limit, windowMs }),
     reference: (limit, windowMs) => fixedWindowReference({ limit, windowMs }),
     exempt: {
+      ...NO_RESERVATIONS,
       'replenishes-at-rate':
         'a window gives nothing back until it closes, then the whole limit at once (test/algorithms/cases.test.ts)',
     },
@@ -72,6 +85,7 @@ export const profiles: AlgorithmProfile[] = [
     build: (limit, windowMs) => slidingWindowLog({ limit, windowMs }),
     reference: (limit, windowMs) => slidingWindowLogReference({ limit, windowMs }),
     exempt: {
+      ...NO_RESERVATIONS,
       'replenishes-at-rate':
         'units come back when the requests that spent them leave the window, not at a steady rate: ' +
         'a burst of the whole limit comes back all at once one window later',
@@ -82,6 +96,7 @@ export const profiles: AlgorithmProfile[] = [
     build: (limit, windowMs) => slidingWindowCounter({ limit, windowMs }),
     reference: (limit, windowMs) => slidingWindowCounterReference({ limit, windowMs }),
     exempt: {
+      ...NO_RESERVATIONS,
       'replenishes-at-rate':
         'nothing comes back during the window that was exhausted; the next window gives units back as the ' +
         "previous window's weight falls, i.e. at the steady rate only for evenly spread traffic",

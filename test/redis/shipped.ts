@@ -1,7 +1,8 @@
+import { acquireScript, heldScript, renewOrReleaseScript } from '../../src/concurrency/redis-scripts.js';
 import type { LuaScript } from '../../src/stores/redis/script.js';
 import { heartbeatScript } from '../../src/stores/redis/scripts/heartbeat.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
-import { refundScripts } from '../../src/stores/redis/scripts/refund.js';
+import { chargeScripts, refundScripts } from '../../src/stores/redis/scripts/refund.js';
 import { resetScript } from '../../src/stores/redis/scripts/reset.js';
 
 /** Every script Sluice sends to Redis, by its snapshot's name in src/stores/redis/lua/. */
@@ -11,7 +12,11 @@ export const shippedScripts: Readonly<Record<string, LuaScript>> = Object.fromEn
     [`${name}.per-master`, script.perNode],
   ]),
   ...Object.entries(refundScripts).map(([name, script]) => [`${name}.refund`, script]),
+  ...Object.entries(chargeScripts).map(([name, script]) => [`${name}.charge`, script]),
   ['heartbeat', heartbeatScript],
+  ['holds.acquire', acquireScript],
+  ['holds.held', heldScript],
+  ['holds.renew-or-release', renewOrReleaseScript],
   ['reset', resetScript],
 ]);
 

@@ -4,6 +4,12 @@ import { createRedisLimiter, fromIoredis } from 'sluice/redis';
 import { runConformance, type TestApi } from 'sluice/testing';
 import { holdingKeys } from './held-keys.js';
 
+// A refund kept on a leased instance's local lease may report one unit less than the remote alone
+// for under one emission interval (test/support/lease-exemptions.ts says why).
+const leaseRefundTrails = {
+  'reservation-settle': 'a refund kept on the local lease may report one unit less for under one emission interval',
+};
+
 /** The test registration a runtime entry hands over: `node:test`'s, which Bun and Deno both implement. */
 export interface RuntimeTestApi extends TestApi {
   after(body: () => Promise<void>): unknown;
@@ -35,6 +41,7 @@ export function registerConformance(test: RuntimeTestApi, redisUrl: string): voi
     name: 'leased limiter, leaseSize 1, over memory',
     test,
     algorithms: leasedAlgorithms,
+    exempt: leaseRefundTrails,
     create: (algorithm, clock) =>
       createLeasedLimiter({ remote: memoryRemote(algorithm, clock), leaseSize: 1, clock: clock.now }),
   });
@@ -47,6 +54,7 @@ export function registerConformance(test: RuntimeTestApi, redisUrl: string): voi
     name: 'leased limiter, leaseSize 1, over Redis (ioredis)',
     test,
     algorithms: leasedAlgorithms,
+    exempt: leaseRefundTrails,
     create: (algorithm, clock, connection) =>
       createLeasedLimiter({ remote: redisLimiter(algorithm, clock.now, connection), leaseSize: 1, clock: clock.now }),
   });

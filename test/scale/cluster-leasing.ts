@@ -7,6 +7,7 @@ import { createHeartbeat, createRedisLimiter, keySlot } from '../../src/stores/r
 import { manualClock, runConformance } from '../../src/testing/index.js';
 import type { TestCluster } from '../support/cluster.js';
 import { held } from '../support/held-keys.js';
+import { leaseRefundTrails } from '../support/lease-exemptions.js';
 
 /**
  * Registers the conformance suite for a leased limiter with leases of one unit (so it must decide
@@ -20,6 +21,7 @@ export function runLeasedConformance(name: string, clients: () => readonly unkno
     test: { describe, it },
     algorithms: ['gcra', 'token-bucket', 'fixed-window'],
     capabilities: ['partial'],
+    exempt: leaseRefundTrails,
     create: (algorithm, clock, connection) =>
       createLeasedLimiter({
         remote: createRedisLimiter({

@@ -20,7 +20,7 @@ import { warnIfEvicting } from './eviction.js';
 import { type ClientWrapper, runScript, type ScriptClient, type StoreOperation } from './script.js';
 import { type AlgorithmScript, costArg, MAX_PARTIAL_COST, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
-import { refundScripts } from './scripts/refund.js';
+import { chargeScripts, refundScripts } from './scripts/refund.js';
 import { resetScript } from './scripts/reset.js';
 
 /** Options of {@link createRedisLimiter}. */
@@ -105,6 +105,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const batcher = batcherOf(clients.batch, script, read, options);
   const refundScript = refundScripts[algorithm.name];
   const partialCap = Math.min(algorithm.limit, MAX_PARTIAL_COST);
+  const chargeScript = chargeScripts[algorithm.name];
 
   const warn = createWarner(options.onWarning);
   let evictionChecked = options.onWarning === false;
@@ -129,6 +130,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     peek: failure('peek'),
     reset: failure('reset'),
     refund: failure('refund'),
+    charge: failure('charge'),
   };
 
   return {
@@ -183,6 +185,15 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
         await runScript(clients.refund, refundScript, [redisKey], [nowArg(), ...params, units]).catch(failedTo.refund);
       },
     }),
+    ...(chargeScript && {
+      async charge(key: string, units: number) {
+        const redisKey = redisKeyOf(key);
+        if (costOf({ cost: units }) === 0) return;
+        // Decisions queued before the charge are applied before it, as they would be unbatched.
+        await batcher?.drain();
+        await runScript(clients.charge, chargeScript, [redisKey], [nowArg(), ...params, units]).catch(failedTo.charge);
+      },
+    }),
     close: async () => {
       await batcher?.drain();
     },
@@ -217,7 +228,14 @@ function batcherOf(
 /** The client each operation uses: `client` itself, or its wrapping for that operation. */
 function clientsOf(client: ScriptClient, wrap: ClientWrapper | undefined) {
   const of = (operation: StoreOperation) => (wrap ? wrap(client, operation) : client);
-  return { decide: of('decide'), peek: of('peek'), batch: of('batch'), refund: of('refund'), reset: of('reset') };
+  return {
+    decide: of('decide'),
+    peek: of('peek'),
+    batch: of('batch'),
+    refund: of('refund'),
+    charge: of('charge'),
+    reset: of('reset'),
+  };
 }
 
 /**

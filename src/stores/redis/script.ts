@@ -67,9 +67,9 @@ function isNoScript(error: unknown): boolean {
 /**
  * What a script call does, as told to a {@link ClientWrapper}: `'decide'` (`limit`, unbatched),
  * `'peek'`, `'batch'` (every call of a batching limiter, one or more decisions), `'refund'`,
- * `'reset'`, `'heartbeat'`.
+ * `'charge'` (debt), `'reset'`, `'heartbeat'`.
  */
-export type StoreOperation = 'decide' | 'peek' | 'batch' | 'refund' | 'reset' | 'heartbeat';
+export type StoreOperation = 'decide' | 'peek' | 'batch' | 'refund' | 'charge' | 'reset' | 'heartbeat';
 
 /**
  * Wraps the {@link ScriptClient} one kind of call goes through, e.g. to time it: called once per

@@ -57,7 +57,8 @@ local function decide(key, cost, commit, i)
   local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
   if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
   local function reply(allowed, d, retry)
-    return allowed, capacity - ceil_div(d, unit), retry, ceil_div(d, refill)
+    -- A charged debt can take the deficit past a full bucket's: remaining stops at 0.
+    return allowed, max(0, capacity - ceil_div(d, unit)), retry, ceil_div(d, refill)
   end
   if cost > capacity then return reply(0, deficit, -1) end
   local next = deficit + cost * unit

@@ -53,6 +53,12 @@ export interface LuaAlgorithm {
    * Omitted: the algorithm's Redis limiter has no `refund`.
    */
   readonly refund?: string;
+  /**
+   * Body of `charge(key, units)` for the algorithm's charge script: spends `units` of `key`
+   * without the admission check, as debt (a reservation settled above its estimate). Omitted:
+   * the algorithm's Redis limiter has no `charge`.
+   */
+  readonly charge?: string;
 }
 
 /** A decision script, with its per-master twin (see {@link perNodeScript}). */
@@ -266,24 +272,29 @@ export function algorithmScript(lua: LuaAlgorithm): AlgorithmScript {
   };
 }
 
+/** What each one-key script does, for its snapshot's header: its doc line and its units' meaning. */
+const ADJUSTMENTS = {
+  refund: ["Refund: gives units back to one key (a lease's unused units).", 'units to give back'],
+  charge: ['Charge: spends units of one key as debt, without the admission check.', 'units to charge'],
+} as const;
+
 /**
- * The algorithm's refund script: gives units back to one key (a lease's return). Refunds are
- * rare, so it has no batch loop, and it reads only the prelude, its parameters and its `refund`.
+ * The algorithm's refund or charge script: gives units back to one key (a lease's return) or
+ * charges them as debt (a reservation settled above its estimate). Both are rare, so they have
+ * no batch loop, and read only the prelude, the parameters and their own block.
  */
-export function refundScript(lua: LuaAlgorithm & { readonly refund: string }): LuaScript {
+export function adjustScript<Kind extends keyof typeof ADJUSTMENTS>(
+  lua: LuaAlgorithm & { readonly [K in Kind]: string },
+  kind: Kind,
+): LuaScript {
+  const [doc, units] = ADJUSTMENTS[kind];
   const top = header(
-    [lua.title, "Refund: gives units back to one key (a lease's unused units).", origin(lua.name)],
-    [
-      ['KEYS[1]', lua.key],
-      NOW_ROW,
-      ...paramRows(lua),
-      [`ARGV[${2 + lua.params.length}]`, 'units to give back'],
-      ['Reply', '1'],
-    ],
+    [lua.title, doc, origin(lua.name)],
+    [['KEYS[1]', lua.key], NOW_ROW, ...paramRows(lua), [`ARGV[${2 + lua.params.length}]`, units], ['Reply', '1']],
   );
   return shippedScript(
-    `${lua.name}.refund`,
-    `${top}${PRELUDE}\n-- The rule: its parameters, one refund.\n${paramLocals(lua)}${fn('refund(key, units)', lua.refund)}refund(KEYS[1], tonumber(ARGV[#ARGV]))\nreturn 1\n`,
+    `${lua.name}.${kind}`,
+    `${top}${PRELUDE}\n-- The rule: its parameters, one ${kind}.\n${paramLocals(lua)}${fn(`${kind}(key, units)`, lua[kind])}${kind}(KEYS[1], tonumber(ARGV[#ARGV]))\nreturn 1\n`,
   );
 }
 

@@ -71,6 +71,14 @@ local verified = {}`,
   else
     redis.call('SET', key, next_tat, 'PX', ttl_ms(ceil_div(next_tat - now, 1000)))
   end`,
+  charge: `
+  -- The twin of gcra().charge: TAT moves on by units x T from max(TAT, now), however far ahead,
+  -- capped at 2^53 - 1 so it stays an exact integer.
+  local now = now_ms * 1000
+  fresh_if_unowned(key)
+  local tat = max(tonumber(redis.call('GET', key)) or now, now)
+  local next_tat = math.min(tat + units * interval, 9007199254740991)
+  redis.call('SET', key, next_tat, 'PX', ttl_ms(ceil_div(next_tat - now, 1000)))`,
 } as const satisfies LuaAlgorithm;
 
 export const gcraScript = algorithmScript(gcraLua);

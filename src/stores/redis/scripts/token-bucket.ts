@@ -24,7 +24,8 @@ local full = capacity * unit`,
   local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
   if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
   local function reply(allowed, d, retry)
-    return allowed, capacity - ceil_div(d, unit), retry, ceil_div(d, refill)
+    -- A charged debt can take the deficit past a full bucket's: remaining stops at 0.
+    return allowed, max(0, capacity - ceil_div(d, unit)), retry, ceil_div(d, refill)
   end
   if cost > capacity then return reply(0, deficit, -1) end
   local next = deficit + cost * unit
@@ -51,6 +52,18 @@ local full = capacity * unit`,
     redis.call('HSET', key, 'd', deficit, 't', now)
     redis.call('PEXPIRE', key, ttl_ms(ceil_div(deficit, refill)))
   end`,
+  charge: `
+  -- The twin of tokenBucket().charge: refill up to now, then the deficit grows by units x unit,
+  -- past a full bucket's if need be, capped at 2^53 - 1 so it stays an exact integer.
+  fresh_if_unowned(key)
+  local state = redis.call('HMGET', key, 'd', 't')
+  local deficit = tonumber(state[1]) or 0
+  local last = tonumber(state[2]) or 0
+  local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
+  if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
+  deficit = math.min(deficit + units * unit, 9007199254740991)
+  redis.call('HSET', key, 'd', deficit, 't', now)
+  redis.call('PEXPIRE', key, ttl_ms(ceil_div(deficit, refill)))`,
 } as const satisfies LuaAlgorithm;
 
 export const tokenBucketScript = algorithmScript(tokenBucketLua);
