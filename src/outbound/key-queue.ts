@@ -215,48 +215,84 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
       timeOut(ctx, queue, head, queue.scheduleEndMs - nowMs);
       continue;
     }
+    const batch = batchOf(ctx, queue);
+    const cost = unitsOf(batch);
     const askedMs = ctx.now();
     let decision: Decision;
     try {
-      decision = await ctx.limiter.limit(queue.key, { cost: head.cost });
+      decision = await ctx.limiter.limit(queue.key, { cost });
     } catch (error) {
-      // The store could not decide: this waiter gets the error, the next one gets a fresh call.
+      // The store could not decide: the head gets the error, the next one gets a fresh call.
       if (queue.waiting[0] === head) queue.waiting.shift();
       finish(head, { error });
       continue;
     }
     const repliedMs = ctx.now();
+    if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
     if (decision.allowed) {
-      if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
-      const slot = slotOf(ctx, decision, head.cost, askedMs, repliedMs);
-      if (queue.waiting[0] === head) {
-        queue.waiting.shift();
-        admit(ctx, queue, head, decision, slot);
-      } else {
-        // The head was aborted while its call was in flight: its units go to the next waiter or back.
-        handOver(ctx, queue, decision, head.cost, slot);
-      }
-      const next = queue.waiting[0];
-      if (ctx.paceIntervalMs > 0 && next !== undefined && decision.remaining < next.cost) {
-        // Known without asking: the schedule is full. Sleep until a batch of slots is free again.
-        return scheduleWake(ctx, queue, refillWaitMs(ctx, decision, next.cost) + ctx.jitterMs());
+      admitBatch(ctx, queue, batch, decision, slotOf(ctx, decision, cost, askedMs, repliedMs));
+      const nextUnits = ctx.paceIntervalMs > 0 && queue.waiting.length > 0 ? unitsOf(batchOf(ctx, queue)) : 0;
+      if (decision.remaining < nextUnits) {
+        // Known without asking: the next batch does not fit. Sleep until a batch of slots is free again.
+        return scheduleWake(ctx, queue, refillWaitMs(ctx, decision, nextUnits) + ctx.jitterMs());
       }
       continue;
     }
-    if (!Number.isFinite(decision.retryAfterMs)) {
+    if (!Number.isFinite(decision.retryAfterMs) && batch.length === 1) {
       if (queue.waiting[0] === head) queue.waiting.shift();
       finish(head, { error: new CostOverLimitError(`cost ${head.cost} can never be admitted on '${queue.key}'`) });
       continue;
     }
-    if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
-    queue.availableAtMs = repliedMs + decision.retryAfterMs;
+    // GCRA: each unit fewer fits one emission interval sooner, so the head alone could pass this early.
+    const headRetryMs = Math.max(0, decision.retryAfterMs - (cost - head.cost) * ctx.paceIntervalMs);
+    queue.availableAtMs = repliedMs + headRetryMs;
     // Nobody behind the head can pass before it: whoever cannot wait that long is told now.
     for (const waiter of [...queue.waiting]) {
-      if (waiter.deadlineMs < queue.availableAtMs) timeOut(ctx, queue, waiter, decision.retryAfterMs);
+      if (waiter.deadlineMs < queue.availableAtMs) timeOut(ctx, queue, waiter, headRetryMs);
     }
     if (queue.waiting.length === 0) return;
-    const waitMs = ctx.paceIntervalMs > 0 ? refillWaitMs(ctx, decision, head.cost) : decision.retryAfterMs;
+    const waitMs = ctx.paceIntervalMs > 0 ? refillWaitMs(ctx, decision, cost) : decision.retryAfterMs;
     return scheduleWake(ctx, queue, waitMs + ctx.jitterMs());
+  }
+}
+
+/**
+ * The waiters one remote call asks for. Paced: the leading waiters whose units fit in a batch
+ * (`refillUnits`, at least the head's), booked by one call as consecutive slots, so the fleet
+ * makes one call per batch rather than one per waiter. Not paced: the head alone (a batch would
+ * wait for its last unit and then release them all at once).
+ */
+function batchOf(ctx: QueueContext, queue: KeyQueue): Waiter[] {
+  const [head] = queue.waiting as [Waiter];
+  if (ctx.paceIntervalMs === 0) return [head];
+  const batch = [head];
+  let units = head.cost;
+  for (const waiter of queue.waiting.slice(1)) {
+    if (units + waiter.cost > ctx.refillUnits) break;
+    batch.push(waiter);
+    units += waiter.cost;
+  }
+  return batch;
+}
+
+function unitsOf(batch: readonly Waiter[]): number {
+  return batch.reduce((sum, waiter) => sum + waiter.cost, 0);
+}
+
+/**
+ * Hands an admitted batch's consecutive slots to its waiters in order. A waiter that left while
+ * the call was in flight passes its slot on (to the next queued waiter it fits, or back); the
+ * batch leaves the queue first, so none of it inherits a slot besides its own.
+ */
+function admitBatch(ctx: QueueContext, queue: KeyQueue, batch: Waiter[], decision: Decision, first: Slot): void {
+  const present = new Set(batch.filter((waiter) => !waiter.done));
+  queue.waiting.splice(0, queue.waiting.length, ...queue.waiting.filter((waiter) => !present.has(waiter)));
+  let offsetMs = 0;
+  for (const waiter of batch) {
+    const slot = { atMs: first.atMs + offsetMs, latestMs: first.latestMs + offsetMs };
+    offsetMs += waiter.cost * ctx.paceIntervalMs;
+    if (present.has(waiter)) admit(ctx, queue, waiter, decision, slot);
+    else handOver(ctx, queue, decision, waiter.cost, slot);
   }
 }
 
@@ -326,7 +362,11 @@ function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
     waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(queue.nextReleaseMs - nowMs));
     return;
   }
-  queue.nextReleaseMs = nowMs + waiter.cost * ctx.paceIntervalMs;
+  // With a lateness bound, slots alone keep releases apart (each lies within maxLatenessMs of its
+  // slot); spacing them from this release instead would carry its lateness on to every later slot
+  // of the batch, until they pass the bound and are given up.
+  const fromMs = Number.isFinite(ctx.maxLatenessMs) ? booking.slot.atMs : nowMs;
+  queue.nextReleaseMs = fromMs + waiter.cost * ctx.paceIntervalMs;
   queue.booked.delete(waiter);
   waiter.booking = undefined;
   waiter.timer = undefined;

@@ -132,6 +132,30 @@ describe('acquire', () => {
       createAcquirer(createMemoryLimiter({ algorithm: fixedWindow({ limit: 1, windowMs: 1 }) }), { pace: true }),
     ).toThrow(/pace needs a GCRA limiter/);
   });
+
+  it('paces with one limiter call per batch of slots, not one per waiter', async () => {
+    // Burst 20: a wake-up books 10 consecutive slots with one call of cost 10.
+    const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 1000, burst: 20 }) }));
+    const acquirer = createAcquirer(counted.limiter, { pace: true });
+    const released: number[] = [];
+    await Promise.all(
+      Array.from({ length: 60 }, () => acquirer.acquire('k').then(() => released.push(performance.now()))),
+    );
+    expect(counted.charged).toBe(60);
+    // 6 batches, each wake-up at most one denial: far under one call per waiter.
+    expect(counted.calls).toBeLessThanOrEqual(12);
+    expect(maxInWindow(released, 100)).toBeLessThanOrEqual(10);
+  });
+
+  it('paces with maxLatenessMs: a timer firing late does not push the later slots of its batch', async () => {
+    // Every timer fires a little late; carried from slot to slot, that lateness would pass 5 ms
+    // within a batch of 10 and its slots would be given up and booked again (more calls).
+    const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 1000, burst: 20 }) }));
+    const acquirer = createAcquirer(counted.limiter, { pace: true, maxLatenessMs: 5 });
+    await Promise.all(Array.from({ length: 100 }, () => acquirer.acquire('k')));
+    // Units charged beyond the 100 released are slots given up: a few under load, not one in ten.
+    expect(counted.charged).toBeLessThanOrEqual(110);
+  });
 });
 
 describe('pause and scale', () => {
