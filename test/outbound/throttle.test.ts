@@ -44,6 +44,47 @@ describe('throttle learning from real responses', () => {
     acquirer.close();
   });
 
+  it('learns from a response attached to a thrown error (a client that throws on 429), then rethrows', async () => {
+    class HttpError extends Error {
+      constructor(readonly response: Response) {
+        super(`HTTP ${response.status}`);
+      }
+    }
+    // As axios or got do: a status of 400 or more throws, with the response on the error.
+    const strictFetch = async (query: string) => {
+      const res = await fetch(`${base}?${query}`);
+      if (res.status >= 400) throw new HttpError(res);
+      return res;
+    };
+    const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 20, periodMs: 1000 }) }));
+    const acquirer = createAcquirer(counted.limiter);
+    const call = throttle(strictFetch, {
+      limiter: acquirer,
+      key: 'api',
+      errorResponse: (error) => (error instanceof HttpError ? error.response : undefined),
+    });
+    const thrown = await call('status=429&Retry-After=30').catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(HttpError);
+    const calls = counted.calls;
+    await expect(acquirer.acquire('api', { maxWaitMs: 1000 })).rejects.toBeInstanceOf(AcquireTimeoutError);
+    expect(counted.calls).toBe(calls);
+    // An error the mapper does not recognise (or a mapper that throws) teaches nothing and is rethrown as is.
+    const failing = throttle(
+      async () => {
+        throw new TypeError('network down');
+      },
+      {
+        limiter: createAcquirer(createMemoryLimiter({ algorithm: gcra({ limit: 20, periodMs: 1000 }) })),
+        key: 'api',
+        errorResponse: () => {
+          throw new Error('mapper bug');
+        },
+      },
+    );
+    await expect(failing()).rejects.toThrow('network down');
+    acquirer.close();
+  });
+
   it('a 429 with Retry-After pauses the key: a waiter that cannot wait that long is refused at once', async () => {
     const { counted, acquirer, call } = throttledFetch();
     const res = await call('status=429&Retry-After=30');
