@@ -45,6 +45,18 @@ export interface AcquirerOptions {
    */
   jitterMs?: number;
   /**
+   * Units charged per unit asked until an upstream announces its rate: the rate this acquirer
+   * calls at is the limiter's ÷ `unitCost`. Above 1 it leaves room to follow a higher announced
+   * rate (see `followHigherRates`). Integer ≥ 1, at most the limiter's limit. Default 1.
+   */
+  unitCost?: number;
+  /**
+   * Follow an upstream that announces a rate higher than this acquirer's (the limiter's rate ÷
+   * `unitCost`): {@link Acquirer.scale} may then lower the units per call down to 1, so the
+   * limiter's own rate is the ceiling. Default false: an announced rate is honoured only when lower.
+   */
+  followHigherRates?: boolean;
+  /**
    * Where pauses learned from an upstream are shared with the rest of the fleet
    * (`createRedisPauseStore` on the limiter's Redis). Read once per wake-up of a key's queue.
    * Without it a pause holds this acquirer only, unless the limiter itself can `block` a key.
@@ -100,8 +112,10 @@ export interface Acquirer {
    */
   pause(key: string, durationMs: number): void;
   /**
-   * Charges `factor` units per unit asked for `key` from now on (an upstream announced a lower
-   * rate than the limiter's). Integer ≥ 1; a lower factor than the current one is ignored.
+   * Charges `factor` units per unit asked for `key` from now on (an upstream announced its
+   * rate). Integer ≥ 1, clamped to the limiter's limit. A factor below the current one is ignored
+   * unless `followHigherRates` is set; then it is taken down to 1 (never below: the limiter's rate
+   * stays the ceiling).
    */
   scale(key: string, factor: number): void;
   /** The rate (units per ms) the limiter allows one key, for comparing with an upstream's. */
@@ -141,6 +155,12 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
   if (typeof maxLatenessMs !== 'number' || !(maxLatenessMs >= 0)) {
     throw new ConfigError(`maxLatenessMs must be a number ≥ 0, got ${String(maxLatenessMs)}`);
   }
+  const unitCost = requireInteger('unitCost', options.unitCost ?? 1);
+  if (unitCost < 1 || unitCost > algorithm.limit) {
+    throw new ConfigError(`unitCost must be between 1 and the limiter's limit ${algorithm.limit}, got ${unitCost}`);
+  }
+  const followHigherRates = options.followHigherRates ?? false;
+  if (typeof followHigherRates !== 'boolean') throw new ConfigError('followHigherRates must be a boolean');
   const now = options.clock ?? monotonicClock;
   const queues = new Map<string, KeyQueue>();
   const factors = new Map<string, number>();
@@ -224,8 +244,10 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     scale(key, factor) {
       checkKey(key);
       requireInteger('factor', factor);
-      if (factor <= (factors.get(key) ?? 1)) return;
-      factors.set(key, Math.min(factor, algorithm.limit));
+      const current = factors.get(key) ?? unitCost;
+      const next = Math.min(Math.max(factor, followHigherRates ? 1 : unitCost), algorithm.limit);
+      if (next === current || (next < current && !followHigherRates)) return;
+      factors.set(key, next);
       const queue = queues.get(key);
       if (queue !== undefined) repriceQueue(ctx, queue, (units) => priced(key, units));
     },
@@ -245,7 +267,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
 
   /** What `units` cost on `key` after the scale learned for it, at most what the key can hold. */
   function priced(key: string, units: number): number {
-    return Math.min(units * (factors.get(key) ?? 1), Math.max(units, algorithm.limit));
+    return Math.min(units * (factors.get(key) ?? unitCost), Math.max(units, algorithm.limit));
   }
 
   function enqueue(queue: KeyQueue, units: number, deadlineMs: number, signal?: AbortSignal): Promise<Decision> {

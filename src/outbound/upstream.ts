@@ -69,8 +69,9 @@ export function readUpstream(response: UpstreamResponse, epochNowMs: number): Up
 
 /**
  * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait, and
- * honours an announced rate lower than the limiter's by charging more units per call (never a
- * higher one: the limiter's own limit stays the ceiling).
+ * honours an announced rate lower than the acquirer's by charging more units per call. A higher
+ * one is followed only when the acquirer has `followHigherRates` (and a `unitCost` above 1 to
+ * leave room): the limiter's own rate stays the ceiling.
  * @example
  * ```ts
  * import { createMemoryLimiter, gcra } from 'sluice';
@@ -85,8 +86,9 @@ export function readUpstream(response: UpstreamResponse, epochNowMs: number): Up
 export function learnFromUpstream(acquirer: Acquirer, key: string, response: UpstreamResponse): UpstreamSignal {
   const signal = readUpstream(response, Date.now());
   if (signal.pauseMs > 0) acquirer.pause(key, Math.ceil(signal.pauseMs));
-  if (signal.ratePerMs !== undefined && signal.ratePerMs < acquirer.ratePerMs) {
-    acquirer.scale(key, Math.ceil(acquirer.ratePerMs / signal.ratePerMs));
+  // The acquirer keeps the factor only if it is higher, or (followHigherRates) not below 1.
+  if (signal.ratePerMs !== undefined && signal.ratePerMs > 0) {
+    acquirer.scale(key, Math.max(1, Math.ceil(acquirer.ratePerMs / signal.ratePerMs)));
   }
   return signal;
 }

@@ -44,6 +44,35 @@ describe('throttle learning from real responses', () => {
     acquirer.close();
   });
 
+  it('follows a higher announced rate only when opted in, never above the limiter’s own rate', async () => {
+    const policy = (perSecond: number) => `RateLimit-Policy=${encodeURIComponent(`"api";q=${perSecond};w=1`)}`;
+    const run = async (followHigherRates: boolean) => {
+      // 100/s in the limiter, 10 units per call: 10 calls per second until the upstream says more.
+      const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 1000 }) }));
+      const acquirer = createAcquirer(counted.limiter, { unitCost: 10, followHigherRates });
+      const call = throttle((query: string) => fetch(`${base}?${query}`), {
+        limiter: acquirer,
+        key: 'api',
+        response: (res) => res,
+      });
+      const charges: number[] = [];
+      for (const query of [policy(20), '', policy(1000), '', policy(5), '']) {
+        const before = counted.charged;
+        await call(query);
+        charges.push(counted.charged - before);
+      }
+      acquirer.close();
+      return charges;
+    };
+    // Opted in: 20/s announced → 5 units per call; 1000/s → 1 (the limiter's 100/s is the ceiling); 5/s → 20.
+    expect(await run(true)).toEqual([10, 5, 5, 1, 1, 20]);
+    // By default a higher announced rate is ignored; a lower one is honoured.
+    expect(await run(false)).toEqual([10, 10, 10, 10, 10, 20]);
+    expect(() =>
+      createAcquirer(createMemoryLimiter({ algorithm: gcra({ limit: 5, periodMs: 1000 }) }), { unitCost: 6 }),
+    ).toThrow(/unitCost/);
+  });
+
   it('learns from a response attached to a thrown error (a client that throws on 429), then rethrows', async () => {
     class HttpError extends Error {
       constructor(readonly response: Response) {
