@@ -76,6 +76,11 @@ export interface AcquireOptions {
   maxWaitMs?: number;
 }
 
+/** A leased limiter (`createLeasedLimiter`): it answers from units leased ahead, not from the store's schedule. */
+function isLeased(limiter: Limiter): boolean {
+  return 'leaseSize' in limiter && 'remote' in limiter;
+}
+
 /** A limiter that can be told to deny a key fleet-wide for a while (the `block` of the admin operations). */
 interface Blocking {
   block(key: string, durationMs: number): Promise<void>;
@@ -127,7 +132,7 @@ export interface Acquirer {
 /**
  * Makes any {@link Limiter} (memory, Redis, leased, policy-wrapped) wait for quota.
  *
- * @throws {ConfigError} on invalid options, or `pace` on a limiter that is not GCRA.
+ * @throws {ConfigError} on invalid options, or `pace` on a limiter that is not GCRA or is leased.
  * @example
  * ```ts
  * import { createMemoryLimiter, gcra } from 'sluice';
@@ -144,6 +149,12 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
   if (options.pace !== undefined && typeof options.pace !== 'boolean') throw new ConfigError('pace must be a boolean');
   if (options.pace && algorithm.name !== 'gcra') {
     throw new ConfigError(`pace needs a GCRA limiter (its schedule gives each unit a slot), got '${algorithm.name}'`);
+  }
+  if (options.pace && isLeased(limiter)) {
+    throw new ConfigError(
+      'pace needs every decision from the shared store, but a leased limiter decides from its local lease ' +
+        '(each unit of a lease reports the same schedule): pace its remote instead, which books a batch per call',
+    );
   }
   const intervalMs = emissionIntervalMs(algorithm);
   const paceIntervalMs = options.pace ? intervalMs : 0;

@@ -1,5 +1,12 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { createMemoryLimiter, fixedWindow, gcra, slidingWindowLog } from '../../src/index.js';
+import {
+  ConfigError,
+  createLeasedLimiter,
+  createMemoryLimiter,
+  fixedWindow,
+  gcra,
+  slidingWindowLog,
+} from '../../src/index.js';
 import {
   AcquirerClosedError,
   AcquireTimeoutError,
@@ -9,6 +16,7 @@ import {
   QueueFullError,
   throttle,
 } from '../../src/outbound/index.js';
+import { withFailurePolicy } from '../../src/policy/index.js';
 import { counting, liveTimers, maxInWindow } from './support/counting.js';
 
 const settle = <T>(promise: Promise<T>) =>
@@ -28,6 +36,27 @@ describe('acquire', () => {
     expect(counted.calls).toBeLessThanOrEqual(8 + 7);
     expect(counted.charged).toBe(8);
     expect(acquirer.waiting('k')).toBe(0);
+  });
+
+  it('waits on a leased limiter and on a policy-wrapped one as on the store itself', async () => {
+    const algorithm = gcra({ limit: 100, periodMs: 1000, burst: 4 });
+    const leased = createLeasedLimiter({ remote: createMemoryLimiter({ algorithm }), leaseSize: 2 });
+    const wrapped = withFailurePolicy(createMemoryLimiter({ algorithm }), { failure: 'closed' });
+    for (const limiter of [leased, wrapped]) {
+      const acquirer = createAcquirer(limiter, { jitterMs: 0 });
+      const order: number[] = [];
+      const decisions = await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const decision = await acquirer.acquire('k');
+          order.push(i);
+          return decision;
+        }),
+      );
+      expect(order).toEqual(Array.from({ length: 12 }, (_, i) => i));
+      expect(decisions.every((decision) => decision.allowed && decision.degraded === undefined)).toBe(true);
+      acquirer.close();
+      await limiter.close();
+    }
   });
 
   it('rejects at once, charging nothing, when maxWaitMs is shorter than the announced wait', async () => {
@@ -155,6 +184,17 @@ describe('acquire', () => {
     await Promise.all(Array.from({ length: 100 }, () => acquirer.acquire('k')));
     // Units charged beyond the 100 released are slots given up: a few under load, not one in ten.
     expect(counted.charged).toBeLessThanOrEqual(110);
+  });
+
+  it('refuses to pace a leased limiter with a ConfigError: its decisions come from a local lease', () => {
+    const remote = createMemoryLimiter({ algorithm: gcra({ limit: 50, periodMs: 1000, burst: 20 }) });
+    const leased = createLeasedLimiter({ remote, leaseSize: 10 });
+    const attempt = () => createAcquirer(leased, { pace: true });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/leased limiter/);
+    // Not paced, a leased limiter waits like any other; paced, its remote is what gets paced.
+    expect(createAcquirer(leased).limiter).toBe(leased);
+    expect(createAcquirer(remote, { pace: true }).limiter).toBe(remote);
   });
 });
 
