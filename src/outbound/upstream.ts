@@ -68,7 +68,8 @@ export function readUpstream(response: UpstreamResponse, epochNowMs: number): Up
 }
 
 /**
- * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait, and
+ * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait (a 429 or
+ * 503 always; a served call announcing an exhausted limit only when it names no rate), and
  * honours an announced rate lower than the acquirer's by charging more units per call. A higher
  * one is followed only when the acquirer has `followHigherRates` (and a `unitCost` above 1 to
  * leave room): the limiter's own rate stays the ceiling.
@@ -85,7 +86,11 @@ export function readUpstream(response: UpstreamResponse, epochNowMs: number): Up
  */
 export function learnFromUpstream(acquirer: Acquirer, key: string, response: UpstreamResponse): UpstreamSignal {
   const signal = readUpstream(response, Date.now());
-  if (signal.pauseMs > 0) acquirer.pause(key, Math.ceil(signal.pauseMs));
+  // A served call that announces both its rate and "0 remaining" is the learned rate at work:
+  // the acquirer already spaces calls at that rate, and pausing to a reset rounded up to whole
+  // seconds would stop the fleet once per window. A refusal always pauses.
+  const refused = response.status === 429 || response.status === 503;
+  if (signal.pauseMs > 0 && (refused || signal.ratePerMs === undefined)) acquirer.pause(key, Math.ceil(signal.pauseMs));
   // The acquirer keeps the factor only if it is higher, or (followHigherRates) not below 1.
   if (signal.ratePerMs !== undefined && signal.ratePerMs > 0) {
     acquirer.scale(key, Math.max(1, Math.ceil(acquirer.ratePerMs / signal.ratePerMs)));

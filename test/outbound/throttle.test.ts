@@ -44,6 +44,21 @@ describe('throttle learning from real responses', () => {
     acquirer.close();
   });
 
+  it('a served call announcing its rate and 0 remaining lowers the rate without pausing the key', async () => {
+    const { counted, acquirer, call } = throttledFetch();
+    const exhausted = `RateLimit=${encodeURIComponent('"api";r=0;t=2')}`;
+    await call(`RateLimit-Policy=${encodeURIComponent('"api";q=5;w=1')}&${exhausted}`);
+    // The learned rate (4 units per call) already spaces the calls: no 2 s pause on top.
+    await expect(acquirer.acquire('api', { maxWaitMs: 1000 })).resolves.toMatchObject({ allowed: true });
+    expect(counted.charged).toBe(1 + 4);
+    // Exhausted without a rate, the reset is all there is to go by: the key pauses.
+    await call(`X-RateLimit-Remaining=0&X-RateLimit-Reset=2`);
+    const calls = counted.calls;
+    await expect(acquirer.acquire('api', { maxWaitMs: 1000 })).rejects.toBeInstanceOf(AcquireTimeoutError);
+    expect(counted.calls).toBe(calls);
+    acquirer.close();
+  });
+
   it('follows a higher announced rate only when opted in, never above the limiter’s own rate', async () => {
     const policy = (perSecond: number) => `RateLimit-Policy=${encodeURIComponent(`"api";q=${perSecond};w=1`)}`;
     const run = async (followHigherRates: boolean) => {
