@@ -23,7 +23,7 @@ export interface Waiter {
 }
 
 /**
- * When a unit may be released (local ms): not before `atMs`, from the store's reply; not after
+ * When a unit may be released (local ms): not before `atMs` (see `slotOf`); not after
  * `latestMs`, the earliest the store may have decided plus the lateness allowed. Later, the slot is
  * given up: a process that stalled must not send its units on top of the next slots.
  */
@@ -316,11 +316,16 @@ function timeOut(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, retryAfterM
 /**
  * Paced: the store decided somewhere between asking and the reply, so the unit's slot (its place
  * in GCRA's schedule, `resetAfterMs − cost × T` after the decision) lies between the two readings.
+ * Without a lateness bound it is released from the later reading (never early). With one, from
+ * the earlier: the bound counts from there, and a slow reply (a loaded machine) would otherwise
+ * eat it, and past it give up every slot of the batch. The store decides soon after the call is
+ * sent; most of a slow reply is this event loop reading it late.
  */
 function slotOf(ctx: QueueContext, decision: Decision, cost: number, askedMs: number, repliedMs: number): Slot {
   if (ctx.paceIntervalMs === 0) return { atMs: repliedMs, latestMs: Number.POSITIVE_INFINITY };
   const aheadMs = Math.max(0, decision.resetAfterMs - cost * ctx.paceIntervalMs);
-  return { atMs: repliedMs + aheadMs, latestMs: askedMs + aheadMs + ctx.maxLatenessMs };
+  const fromMs = Number.isFinite(ctx.maxLatenessMs) ? askedMs : repliedMs;
+  return { atMs: fromMs + aheadMs, latestMs: askedMs + aheadMs + ctx.maxLatenessMs };
 }
 
 /** Resolves a waiter now, or (paced) at its slot. */

@@ -176,11 +176,33 @@ describe('acquire', () => {
     expect(maxInWindow(released, 100)).toBeLessThanOrEqual(10);
   });
 
+  it('paces with maxLatenessMs shorter than the store’s reply: slots are kept, not all given up', async () => {
+    // Each decision takes 30 ms to come back, three times the lateness allowed. Timed from the
+    // reply, every slot of every batch would already be late and be booked again, for ever.
+    const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 1000, burst: 20 }) }));
+    const inner = counted.limiter;
+    const slow = {
+      ...inner,
+      async limit(key: string, options?: { cost?: number }) {
+        const decision = await inner.limit(key, options);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return decision;
+      },
+    };
+    const acquirer = createAcquirer(slow, { pace: true, maxLatenessMs: 10 });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 30 }, () => acquirer.acquire('k', { maxWaitMs: 5000 })),
+    );
+    expect(outcomes.every((outcome) => outcome.status === 'fulfilled')).toBe(true);
+    expect(counted.calls).toBeLessThanOrEqual(12);
+    acquirer.close();
+  });
+
   it('paces with maxLatenessMs: a timer firing late does not push the later slots of its batch', async () => {
-    // Every timer fires a little late; carried from slot to slot, that lateness would pass 5 ms
+    // Every timer fires a little late; carried from slot to slot, that lateness would pass 15 ms
     // within a batch of 10 and its slots would be given up and booked again (more calls).
     const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 1000, burst: 20 }) }));
-    const acquirer = createAcquirer(counted.limiter, { pace: true, maxLatenessMs: 5 });
+    const acquirer = createAcquirer(counted.limiter, { pace: true, maxLatenessMs: 15 });
     await Promise.all(Array.from({ length: 100 }, () => acquirer.acquire('k')));
     // Units charged beyond the 100 released are slots given up: a few under load, not one in ten.
     expect(counted.charged).toBeLessThanOrEqual(110);
