@@ -26,16 +26,19 @@ export interface AcquirerOptions {
    * "No bursts": every admitted unit is released at its own slot of the GCRA schedule, one
    * emission interval after the previous one across the whole fleet, instead of at once. The
    * limiter's `burst` then only says how far ahead (burst × emission interval) a process may book
-   * slots; a wake-up waits until half of that is free, so each one books a batch. Needs a GCRA
-   * limiter. Default false.
+   * slots; a wake-up waits until half of that is free and books it with one call of that cost for
+   * its leading waiters, so the fleet makes one store call per batch. Needs a GCRA limiter that is
+   * not leased (a lease's units all report one place in the schedule). Default false.
    */
   pace?: boolean;
   /**
-   * Paced: how late (ms) after its slot a unit may still be released. A unit that would go later
-   * (the process stalled, or the store's reply took longer than this) gives its slot up and books
-   * again, so a stalled process never sends on top of the following slots: every release then lies
-   * within `maxLatenessMs` of its slot, and calls n slots apart are at least n × T − maxLatenessMs
-   * apart. Set it to the jitter your margin under the upstream absorbs. Default: no bound.
+   * Paced: how late (ms) after its slot a unit may still be released. Slots are then timed from
+   * the store call's start (not its reply, so a slow reply does not spend the bound). A unit that
+   * would go later (the process stalled) gives its slot up and books again, so a stalled process
+   * never sends on top of the following slots: every release then lies within `maxLatenessMs` of
+   * its slot, and calls n slots apart are at least n × T − maxLatenessMs apart (less the store's
+   * own delay in deciding). Set it to the jitter your margin under the upstream absorbs. Default:
+   * no bound.
    */
   maxLatenessMs?: number;
   /**
@@ -186,6 +189,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     refillUnits: Math.ceil(algorithm.limit / 2),
     maxLatenessMs,
     pausedForMs: pauses && ((key) => pauses.pausedForMs(key).catch(() => 0)),
+    pauseReadIntervalMs: options.pace ? algorithm.horizonMs / 4 : 0,
     jitterMs: () => Math.random() * jitterMs,
     onIdle: (queue) => {
       if (queues.get(queue.key) === queue && queue.pausedUntilMs <= now()) queues.delete(queue.key);

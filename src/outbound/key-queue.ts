@@ -48,6 +48,12 @@ export interface QueueContext {
   readonly jitterMs: () => number;
   /** Reads the fleet-wide pause of a key (ms left), once per wake-up; absent without a pause store. */
   readonly pausedForMs: ((key: string) => Promise<number>) | undefined;
+  /**
+   * Least time (ms) between two reads of a key's pause. Paced, a quarter of the booking horizon:
+   * slots already booked up to the horizon are released without a read anyway, and the processes
+   * of a fleet each wake about twice per batch, so reading every wake-up doubled the calls.
+   */
+  readonly pauseReadIntervalMs: number;
   /** Called once a queue holds no waiter, no booking and no timer. */
   readonly onIdle: (queue: KeyQueue) => void;
 }
@@ -63,6 +69,8 @@ export interface KeyQueue {
   readonly booked: Set<Waiter>;
   /** Local time before which nothing is asked for: a learned pause. */
   pausedUntilMs: number;
+  /** Local time from which the pause store is read again. */
+  pauseReadDueMs: number;
   /** Local time from which the store said the head could pass (last denial). */
   availableAtMs: number;
   /** Paced: local time at which the store's booked schedule ends (GCRA's TAT), as last seen. */
@@ -79,6 +87,7 @@ export function createKeyQueue(key: string): KeyQueue {
     waiting: [],
     booked: new Set(),
     pausedUntilMs: 0,
+    pauseReadDueMs: 0,
     availableAtMs: 0,
     scheduleEndMs: 0,
     nextReleaseMs: 0,
@@ -201,9 +210,11 @@ async function drainQueue(ctx: QueueContext, queue: KeyQueue): Promise<void> {
 }
 
 async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<void> {
-  if (ctx.pausedForMs !== undefined && queue.waiting.length > 0) {
+  if (ctx.pausedForMs !== undefined && queue.waiting.length > 0 && ctx.now() >= queue.pauseReadDueMs) {
+    queue.pauseReadDueMs = ctx.now() + ctx.pauseReadIntervalMs;
     const pausedMs = await ctx.pausedForMs(queue.key);
-    if (pausedMs > 0) pauseQueue(ctx, queue, ctx.now() + pausedMs);
+    // Redis still holds a key in its last millisecond (PTTL 0): the pause ends one later.
+    if (pausedMs > 0) pauseQueue(ctx, queue, ctx.now() + pausedMs + 1);
   }
   for (;;) {
     const head = queue.waiting[0];
