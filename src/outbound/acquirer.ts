@@ -26,16 +26,19 @@ export interface AcquirerOptions {
    * "No bursts": every admitted unit is released at its own slot of the GCRA schedule, one
    * emission interval after the previous one across the whole fleet, instead of at once. The
    * limiter's `burst` then only says how far ahead (burst × emission interval) a process may book
-   * slots; a wake-up waits until half of that is free, so each one books a batch. Needs a GCRA
-   * limiter. Default false.
+   * slots; a wake-up waits until half of that is free and books it with one call of that cost for
+   * its leading waiters, so the fleet makes one store call per batch. Needs a GCRA limiter that is
+   * not leased (a lease's units all report one place in the schedule). Default false.
    */
   pace?: boolean;
   /**
-   * Paced: how late (ms) after its slot a unit may still be released. A unit that would go later
-   * (the process stalled, or the store's reply took longer than this) gives its slot up and books
-   * again, so a stalled process never sends on top of the following slots: every release then lies
-   * within `maxLatenessMs` of its slot, and calls n slots apart are at least n × T − maxLatenessMs
-   * apart. Set it to the jitter your margin under the upstream absorbs. Default: no bound.
+   * Paced: how late (ms) after its slot a unit may still be released. Slots are then timed from
+   * the store call's start (not its reply, so a slow reply does not spend the bound). A unit that
+   * would go later (the process stalled) gives its slot up and books again, so a stalled process
+   * never sends on top of the following slots: every release then lies within `maxLatenessMs` of
+   * its slot, and calls n slots apart are at least n × T − maxLatenessMs apart (less the store's
+   * own delay in deciding). Set it to the jitter your margin under the upstream absorbs. Default:
+   * no bound.
    */
   maxLatenessMs?: number;
   /**
@@ -44,6 +47,18 @@ export interface AcquirerOptions {
    * a quarter of the booking horizon when paced.
    */
   jitterMs?: number;
+  /**
+   * Units charged per unit asked until an upstream announces its rate: the rate this acquirer
+   * calls at is the limiter's ÷ `unitCost`. Above 1 it leaves room to follow a higher announced
+   * rate (see `followHigherRates`). Integer ≥ 1, at most the limiter's limit. Default 1.
+   */
+  unitCost?: number;
+  /**
+   * Follow an upstream that announces a rate higher than this acquirer's (the limiter's rate ÷
+   * `unitCost`): {@link Acquirer.scale} may then lower the units per call down to 1, so the
+   * limiter's own rate is the ceiling. Default false: an announced rate is honoured only when lower.
+   */
+  followHigherRates?: boolean;
   /**
    * Where pauses learned from an upstream are shared with the rest of the fleet
    * (`createRedisPauseStore` on the limiter's Redis). Read once per wake-up of a key's queue.
@@ -62,6 +77,11 @@ export interface AcquireOptions {
   signal?: AbortSignal;
   /** Longest wait (ms) accepted; a longer one rejects with {@link AcquireTimeoutError}, as soon as it is known. */
   maxWaitMs?: number;
+}
+
+/** A leased limiter (`createLeasedLimiter`): it answers from units leased ahead, not from the store's schedule. */
+function isLeased(limiter: Limiter): boolean {
+  return 'leaseSize' in limiter && 'remote' in limiter;
 }
 
 /** A limiter that can be told to deny a key fleet-wide for a while (the `block` of the admin operations). */
@@ -100,8 +120,10 @@ export interface Acquirer {
    */
   pause(key: string, durationMs: number): void;
   /**
-   * Charges `factor` units per unit asked for `key` from now on (an upstream announced a lower
-   * rate than the limiter's). Integer ≥ 1; a lower factor than the current one is ignored.
+   * Charges `factor` units per unit asked for `key` from now on (an upstream announced its
+   * rate). Integer ≥ 1, clamped to the limiter's limit. A factor below the current one is ignored
+   * unless `followHigherRates` is set; then it is taken down to 1 (never below: the limiter's rate
+   * stays the ceiling).
    */
   scale(key: string, factor: number): void;
   /** The rate (units per ms) the limiter allows one key, for comparing with an upstream's. */
@@ -113,7 +135,7 @@ export interface Acquirer {
 /**
  * Makes any {@link Limiter} (memory, Redis, leased, policy-wrapped) wait for quota.
  *
- * @throws {ConfigError} on invalid options, or `pace` on a limiter that is not GCRA.
+ * @throws {ConfigError} on invalid options, or `pace` on a limiter that is not GCRA or is leased.
  * @example
  * ```ts
  * import { createMemoryLimiter, gcra } from 'sluice';
@@ -131,6 +153,12 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
   if (options.pace && algorithm.name !== 'gcra') {
     throw new ConfigError(`pace needs a GCRA limiter (its schedule gives each unit a slot), got '${algorithm.name}'`);
   }
+  if (options.pace && isLeased(limiter)) {
+    throw new ConfigError(
+      'pace needs every decision from the shared store, but a leased limiter decides from its local lease ' +
+        '(each unit of a lease reports the same schedule): pace its remote instead, which books a batch per call',
+    );
+  }
   const intervalMs = emissionIntervalMs(algorithm);
   const paceIntervalMs = options.pace ? intervalMs : 0;
   const jitterMs = options.jitterMs ?? (options.pace ? algorithm.horizonMs / 4 : intervalMs);
@@ -141,6 +169,12 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
   if (typeof maxLatenessMs !== 'number' || !(maxLatenessMs >= 0)) {
     throw new ConfigError(`maxLatenessMs must be a number ≥ 0, got ${String(maxLatenessMs)}`);
   }
+  const unitCost = requireInteger('unitCost', options.unitCost ?? 1);
+  if (unitCost < 1 || unitCost > algorithm.limit) {
+    throw new ConfigError(`unitCost must be between 1 and the limiter's limit ${algorithm.limit}, got ${unitCost}`);
+  }
+  const followHigherRates = options.followHigherRates ?? false;
+  if (typeof followHigherRates !== 'boolean') throw new ConfigError('followHigherRates must be a boolean');
   const now = options.clock ?? monotonicClock;
   const queues = new Map<string, KeyQueue>();
   const factors = new Map<string, number>();
@@ -155,6 +189,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     refillUnits: Math.ceil(algorithm.limit / 2),
     maxLatenessMs,
     pausedForMs: pauses && ((key) => pauses.pausedForMs(key).catch(() => 0)),
+    pauseReadIntervalMs: options.pace ? algorithm.horizonMs / 4 : 0,
     jitterMs: () => Math.random() * jitterMs,
     onIdle: (queue) => {
       if (queues.get(queue.key) === queue && queue.pausedUntilMs <= now()) queues.delete(queue.key);
@@ -224,8 +259,10 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     scale(key, factor) {
       checkKey(key);
       requireInteger('factor', factor);
-      if (factor <= (factors.get(key) ?? 1)) return;
-      factors.set(key, Math.min(factor, algorithm.limit));
+      const current = factors.get(key) ?? unitCost;
+      const next = Math.min(Math.max(factor, followHigherRates ? 1 : unitCost), algorithm.limit);
+      if (next === current || (next < current && !followHigherRates)) return;
+      factors.set(key, next);
       const queue = queues.get(key);
       if (queue !== undefined) repriceQueue(ctx, queue, (units) => priced(key, units));
     },
@@ -245,7 +282,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
 
   /** What `units` cost on `key` after the scale learned for it, at most what the key can hold. */
   function priced(key: string, units: number): number {
-    return Math.min(units * (factors.get(key) ?? 1), Math.max(units, algorithm.limit));
+    return Math.min(units * (factors.get(key) ?? unitCost), Math.max(units, algorithm.limit));
   }
 
   function enqueue(queue: KeyQueue, units: number, deadlineMs: number, signal?: AbortSignal): Promise<Decision> {

@@ -23,7 +23,7 @@ export interface Waiter {
 }
 
 /**
- * When a unit may be released (local ms): not before `atMs`, from the store's reply; not after
+ * When a unit may be released (local ms): not before `atMs` (see `slotOf`); not after
  * `latestMs`, the earliest the store may have decided plus the lateness allowed. Later, the slot is
  * given up: a process that stalled must not send its units on top of the next slots.
  */
@@ -48,6 +48,12 @@ export interface QueueContext {
   readonly jitterMs: () => number;
   /** Reads the fleet-wide pause of a key (ms left), once per wake-up; absent without a pause store. */
   readonly pausedForMs: ((key: string) => Promise<number>) | undefined;
+  /**
+   * Least time (ms) between two reads of a key's pause. Paced, a quarter of the booking horizon:
+   * slots already booked up to the horizon are released without a read anyway, and the processes
+   * of a fleet each wake about twice per batch, so reading every wake-up doubled the calls.
+   */
+  readonly pauseReadIntervalMs: number;
   /** Called once a queue holds no waiter, no booking and no timer. */
   readonly onIdle: (queue: KeyQueue) => void;
 }
@@ -63,6 +69,8 @@ export interface KeyQueue {
   readonly booked: Set<Waiter>;
   /** Local time before which nothing is asked for: a learned pause. */
   pausedUntilMs: number;
+  /** Local time from which the pause store is read again. */
+  pauseReadDueMs: number;
   /** Local time from which the store said the head could pass (last denial). */
   availableAtMs: number;
   /** Paced: local time at which the store's booked schedule ends (GCRA's TAT), as last seen. */
@@ -79,6 +87,7 @@ export function createKeyQueue(key: string): KeyQueue {
     waiting: [],
     booked: new Set(),
     pausedUntilMs: 0,
+    pauseReadDueMs: 0,
     availableAtMs: 0,
     scheduleEndMs: 0,
     nextReleaseMs: 0,
@@ -201,9 +210,11 @@ async function drainQueue(ctx: QueueContext, queue: KeyQueue): Promise<void> {
 }
 
 async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<void> {
-  if (ctx.pausedForMs !== undefined && queue.waiting.length > 0) {
+  if (ctx.pausedForMs !== undefined && queue.waiting.length > 0 && ctx.now() >= queue.pauseReadDueMs) {
+    queue.pauseReadDueMs = ctx.now() + ctx.pauseReadIntervalMs;
     const pausedMs = await ctx.pausedForMs(queue.key);
-    if (pausedMs > 0) pauseQueue(ctx, queue, ctx.now() + pausedMs);
+    // Redis still holds a key in its last millisecond (PTTL 0): the pause ends one later.
+    if (pausedMs > 0) pauseQueue(ctx, queue, ctx.now() + pausedMs + 1);
   }
   for (;;) {
     const head = queue.waiting[0];
@@ -215,48 +226,84 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
       timeOut(ctx, queue, head, queue.scheduleEndMs - nowMs);
       continue;
     }
+    const batch = batchOf(ctx, queue);
+    const cost = unitsOf(batch);
     const askedMs = ctx.now();
     let decision: Decision;
     try {
-      decision = await ctx.limiter.limit(queue.key, { cost: head.cost });
+      decision = await ctx.limiter.limit(queue.key, { cost });
     } catch (error) {
-      // The store could not decide: this waiter gets the error, the next one gets a fresh call.
+      // The store could not decide: the head gets the error, the next one gets a fresh call.
       if (queue.waiting[0] === head) queue.waiting.shift();
       finish(head, { error });
       continue;
     }
     const repliedMs = ctx.now();
+    if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
     if (decision.allowed) {
-      if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
-      const slot = slotOf(ctx, decision, head.cost, askedMs, repliedMs);
-      if (queue.waiting[0] === head) {
-        queue.waiting.shift();
-        admit(ctx, queue, head, decision, slot);
-      } else {
-        // The head was aborted while its call was in flight: its units go to the next waiter or back.
-        handOver(ctx, queue, decision, head.cost, slot);
-      }
-      const next = queue.waiting[0];
-      if (ctx.paceIntervalMs > 0 && next !== undefined && decision.remaining < next.cost) {
-        // Known without asking: the schedule is full. Sleep until a batch of slots is free again.
-        return scheduleWake(ctx, queue, refillWaitMs(ctx, decision, next.cost) + ctx.jitterMs());
+      admitBatch(ctx, queue, batch, decision, slotOf(ctx, decision, cost, askedMs, repliedMs));
+      const nextUnits = ctx.paceIntervalMs > 0 && queue.waiting.length > 0 ? unitsOf(batchOf(ctx, queue)) : 0;
+      if (decision.remaining < nextUnits) {
+        // Known without asking: the next batch does not fit. Sleep until a batch of slots is free again.
+        return scheduleWake(ctx, queue, refillWaitMs(ctx, decision, nextUnits) + ctx.jitterMs());
       }
       continue;
     }
-    if (!Number.isFinite(decision.retryAfterMs)) {
+    if (!Number.isFinite(decision.retryAfterMs) && batch.length === 1) {
       if (queue.waiting[0] === head) queue.waiting.shift();
       finish(head, { error: new CostOverLimitError(`cost ${head.cost} can never be admitted on '${queue.key}'`) });
       continue;
     }
-    if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
-    queue.availableAtMs = repliedMs + decision.retryAfterMs;
+    // GCRA: each unit fewer fits one emission interval sooner, so the head alone could pass this early.
+    const headRetryMs = Math.max(0, decision.retryAfterMs - (cost - head.cost) * ctx.paceIntervalMs);
+    queue.availableAtMs = repliedMs + headRetryMs;
     // Nobody behind the head can pass before it: whoever cannot wait that long is told now.
     for (const waiter of [...queue.waiting]) {
-      if (waiter.deadlineMs < queue.availableAtMs) timeOut(ctx, queue, waiter, decision.retryAfterMs);
+      if (waiter.deadlineMs < queue.availableAtMs) timeOut(ctx, queue, waiter, headRetryMs);
     }
     if (queue.waiting.length === 0) return;
-    const waitMs = ctx.paceIntervalMs > 0 ? refillWaitMs(ctx, decision, head.cost) : decision.retryAfterMs;
+    const waitMs = ctx.paceIntervalMs > 0 ? refillWaitMs(ctx, decision, cost) : decision.retryAfterMs;
     return scheduleWake(ctx, queue, waitMs + ctx.jitterMs());
+  }
+}
+
+/**
+ * The waiters one remote call asks for. Paced: the leading waiters whose units fit in a batch
+ * (`refillUnits`, at least the head's), booked by one call as consecutive slots, so the fleet
+ * makes one call per batch rather than one per waiter. Not paced: the head alone (a batch would
+ * wait for its last unit and then release them all at once).
+ */
+function batchOf(ctx: QueueContext, queue: KeyQueue): Waiter[] {
+  const [head] = queue.waiting as [Waiter];
+  if (ctx.paceIntervalMs === 0) return [head];
+  const batch = [head];
+  let units = head.cost;
+  for (const waiter of queue.waiting.slice(1)) {
+    if (units + waiter.cost > ctx.refillUnits) break;
+    batch.push(waiter);
+    units += waiter.cost;
+  }
+  return batch;
+}
+
+function unitsOf(batch: readonly Waiter[]): number {
+  return batch.reduce((sum, waiter) => sum + waiter.cost, 0);
+}
+
+/**
+ * Hands an admitted batch's consecutive slots to its waiters in order. A waiter that left while
+ * the call was in flight passes its slot on (to the next queued waiter it fits, or back); the
+ * batch leaves the queue first, so none of it inherits a slot besides its own.
+ */
+function admitBatch(ctx: QueueContext, queue: KeyQueue, batch: Waiter[], decision: Decision, first: Slot): void {
+  const present = new Set(batch.filter((waiter) => !waiter.done));
+  queue.waiting.splice(0, queue.waiting.length, ...queue.waiting.filter((waiter) => !present.has(waiter)));
+  let offsetMs = 0;
+  for (const waiter of batch) {
+    const slot = { atMs: first.atMs + offsetMs, latestMs: first.latestMs + offsetMs };
+    offsetMs += waiter.cost * ctx.paceIntervalMs;
+    if (present.has(waiter)) admit(ctx, queue, waiter, decision, slot);
+    else handOver(ctx, queue, decision, waiter.cost, slot);
   }
 }
 
@@ -280,11 +327,16 @@ function timeOut(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, retryAfterM
 /**
  * Paced: the store decided somewhere between asking and the reply, so the unit's slot (its place
  * in GCRA's schedule, `resetAfterMs − cost × T` after the decision) lies between the two readings.
+ * Without a lateness bound it is released from the later reading (never early). With one, from
+ * the earlier: the bound counts from there, and a slow reply (a loaded machine) would otherwise
+ * eat it, and past it give up every slot of the batch. The store decides soon after the call is
+ * sent; most of a slow reply is this event loop reading it late.
  */
 function slotOf(ctx: QueueContext, decision: Decision, cost: number, askedMs: number, repliedMs: number): Slot {
   if (ctx.paceIntervalMs === 0) return { atMs: repliedMs, latestMs: Number.POSITIVE_INFINITY };
   const aheadMs = Math.max(0, decision.resetAfterMs - cost * ctx.paceIntervalMs);
-  return { atMs: repliedMs + aheadMs, latestMs: askedMs + aheadMs + ctx.maxLatenessMs };
+  const fromMs = Number.isFinite(ctx.maxLatenessMs) ? askedMs : repliedMs;
+  return { atMs: fromMs + aheadMs, latestMs: askedMs + aheadMs + ctx.maxLatenessMs };
 }
 
 /** Resolves a waiter now, or (paced) at its slot. */
@@ -326,7 +378,11 @@ function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
     waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(queue.nextReleaseMs - nowMs));
     return;
   }
-  queue.nextReleaseMs = nowMs + waiter.cost * ctx.paceIntervalMs;
+  // With a lateness bound, slots alone keep releases apart (each lies within maxLatenessMs of its
+  // slot); spacing them from this release instead would carry its lateness on to every later slot
+  // of the batch, until they pass the bound and are given up.
+  const fromMs = Number.isFinite(ctx.maxLatenessMs) ? booking.slot.atMs : nowMs;
+  queue.nextReleaseMs = fromMs + waiter.cost * ctx.paceIntervalMs;
   queue.booked.delete(waiter);
   waiter.booking = undefined;
   waiter.timer = undefined;

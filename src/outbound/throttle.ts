@@ -19,6 +19,13 @@ export interface ThrottleOptions<A extends unknown[], R> {
    * `Retry-After` and RateLimit headers then pause the key fleet-wide and lower its rate.
    */
   response?: (result: R) => UpstreamResponse | undefined;
+  /**
+   * The upstream's response carried by an error the function throws, for clients that throw on
+   * a 429 with the response attached (axios's or got's `error.response`): learned from as
+   * `response` is, then the error is rethrown unchanged. Return `undefined` for other errors.
+   * A mapper that throws is ignored: the function's own error is what the caller gets.
+   */
+  errorResponse?: (error: unknown) => UpstreamResponse | undefined;
 }
 
 const defaultAcquirers = new WeakMap<Limiter, Acquirer>();
@@ -58,7 +65,7 @@ export function throttle<A extends unknown[], R>(
   options: ThrottleOptions<A, R>,
 ): (...args: A) => Promise<R> {
   const acquirer = acquirerOf(options.limiter);
-  const { key, cost, maxWaitMs, signal, response } = options;
+  const { key, cost, maxWaitMs, signal, response, errorResponse } = options;
   return async (...args: A): Promise<R> => {
     const callKey = typeof key === 'function' ? key(...args) : key;
     await acquirer.acquire(callKey, {
@@ -66,9 +73,30 @@ export function throttle<A extends unknown[], R>(
       maxWaitMs,
       signal: signal?.(...args),
     });
-    const result = await fn(...args);
+    let result: R;
+    try {
+      result = await fn(...args);
+    } catch (error) {
+      if (errorResponse !== undefined) learnFromError(acquirer, callKey, errorResponse, error);
+      throw error;
+    }
     const seen = response?.(result);
     if (seen !== undefined) learnFromUpstream(acquirer, callKey, seen);
     return result;
   };
+}
+
+function learnFromError(
+  acquirer: Acquirer,
+  key: string,
+  errorResponse: (error: unknown) => UpstreamResponse | undefined,
+  error: unknown,
+): void {
+  let seen: UpstreamResponse | undefined;
+  try {
+    seen = errorResponse(error);
+  } catch {
+    return;
+  }
+  if (seen !== undefined) learnFromUpstream(acquirer, key, seen);
 }

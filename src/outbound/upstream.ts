@@ -68,9 +68,11 @@ export function readUpstream(response: UpstreamResponse, epochNowMs: number): Up
 }
 
 /**
- * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait, and
- * honours an announced rate lower than the limiter's by charging more units per call (never a
- * higher one: the limiter's own limit stays the ceiling).
+ * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait (a 429 or
+ * 503 always; a served call announcing an exhausted limit only when it names no rate), and
+ * honours an announced rate lower than the acquirer's by charging more units per call. A higher
+ * one is followed only when the acquirer has `followHigherRates` (and a `unitCost` above 1 to
+ * leave room): the limiter's own rate stays the ceiling.
  * @example
  * ```ts
  * import { createMemoryLimiter, gcra } from 'sluice';
@@ -84,9 +86,14 @@ export function readUpstream(response: UpstreamResponse, epochNowMs: number): Up
  */
 export function learnFromUpstream(acquirer: Acquirer, key: string, response: UpstreamResponse): UpstreamSignal {
   const signal = readUpstream(response, Date.now());
-  if (signal.pauseMs > 0) acquirer.pause(key, Math.ceil(signal.pauseMs));
-  if (signal.ratePerMs !== undefined && signal.ratePerMs < acquirer.ratePerMs) {
-    acquirer.scale(key, Math.ceil(acquirer.ratePerMs / signal.ratePerMs));
+  // A served call that announces both its rate and "0 remaining" is the learned rate at work:
+  // the acquirer already spaces calls at that rate, and pausing to a reset rounded up to whole
+  // seconds would stop the fleet once per window. A refusal always pauses.
+  const refused = response.status === 429 || response.status === 503;
+  if (signal.pauseMs > 0 && (refused || signal.ratePerMs === undefined)) acquirer.pause(key, Math.ceil(signal.pauseMs));
+  // The acquirer keeps the factor only if it is higher, or (followHigherRates) not below 1.
+  if (signal.ratePerMs !== undefined && signal.ratePerMs > 0) {
+    acquirer.scale(key, Math.max(1, Math.ceil(acquirer.ratePerMs / signal.ratePerMs)));
   }
   return signal;
 }

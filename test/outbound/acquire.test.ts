@@ -1,5 +1,12 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { createMemoryLimiter, fixedWindow, gcra, slidingWindowLog } from '../../src/index.js';
+import {
+  ConfigError,
+  createLeasedLimiter,
+  createMemoryLimiter,
+  fixedWindow,
+  gcra,
+  slidingWindowLog,
+} from '../../src/index.js';
 import {
   AcquirerClosedError,
   AcquireTimeoutError,
@@ -9,6 +16,7 @@ import {
   QueueFullError,
   throttle,
 } from '../../src/outbound/index.js';
+import { withFailurePolicy } from '../../src/policy/index.js';
 import { counting, liveTimers, maxInWindow } from './support/counting.js';
 
 const settle = <T>(promise: Promise<T>) =>
@@ -28,6 +36,27 @@ describe('acquire', () => {
     expect(counted.calls).toBeLessThanOrEqual(8 + 7);
     expect(counted.charged).toBe(8);
     expect(acquirer.waiting('k')).toBe(0);
+  });
+
+  it('waits on a leased limiter and on a policy-wrapped one as on the store itself', async () => {
+    const algorithm = gcra({ limit: 100, periodMs: 1000, burst: 4 });
+    const leased = createLeasedLimiter({ remote: createMemoryLimiter({ algorithm }), leaseSize: 2 });
+    const wrapped = withFailurePolicy(createMemoryLimiter({ algorithm }), { failure: 'closed' });
+    for (const limiter of [leased, wrapped]) {
+      const acquirer = createAcquirer(limiter, { jitterMs: 0 });
+      const order: number[] = [];
+      const decisions = await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const decision = await acquirer.acquire('k');
+          order.push(i);
+          return decision;
+        }),
+      );
+      expect(order).toEqual(Array.from({ length: 12 }, (_, i) => i));
+      expect(decisions.every((decision) => decision.allowed && decision.degraded === undefined)).toBe(true);
+      acquirer.close();
+      await limiter.close();
+    }
   });
 
   it('rejects at once, charging nothing, when maxWaitMs is shorter than the announced wait', async () => {
@@ -131,6 +160,53 @@ describe('acquire', () => {
     expect(() =>
       createAcquirer(createMemoryLimiter({ algorithm: fixedWindow({ limit: 1, windowMs: 1 }) }), { pace: true }),
     ).toThrow(/pace needs a GCRA limiter/);
+  });
+
+  it('paces with one limiter call per batch of slots, not one per waiter', async () => {
+    // Burst 20: a wake-up books 10 consecutive slots with one call of cost 10.
+    const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 1000, burst: 20 }) }));
+    const acquirer = createAcquirer(counted.limiter, { pace: true });
+    const released: number[] = [];
+    await Promise.all(
+      Array.from({ length: 60 }, () => acquirer.acquire('k').then(() => released.push(performance.now()))),
+    );
+    expect(counted.charged).toBe(60);
+    // 6 batches, each wake-up at most one denial: far under one call per waiter.
+    expect(counted.calls).toBeLessThanOrEqual(12);
+    expect(maxInWindow(released, 100)).toBeLessThanOrEqual(10);
+  });
+
+  it('paces with maxLatenessMs shorter than the store’s reply: slots are kept, not all given up', async () => {
+    // Each decision takes 30 ms to come back, three times the lateness allowed. Timed from the
+    // reply, every slot of every batch would already be late and be booked again, for ever.
+    const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 1000, burst: 20 }) }));
+    const inner = counted.limiter;
+    const slow = {
+      ...inner,
+      async limit(key: string, options?: { cost?: number }) {
+        const decision = await inner.limit(key, options);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return decision;
+      },
+    };
+    const acquirer = createAcquirer(slow, { pace: true, maxLatenessMs: 10 });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 30 }, () => acquirer.acquire('k', { maxWaitMs: 5000 })),
+    );
+    expect(outcomes.every((outcome) => outcome.status === 'fulfilled')).toBe(true);
+    expect(counted.calls).toBeLessThanOrEqual(12);
+    acquirer.close();
+  });
+
+  it('refuses to pace a leased limiter with a ConfigError: its decisions come from a local lease', () => {
+    const remote = createMemoryLimiter({ algorithm: gcra({ limit: 50, periodMs: 1000, burst: 20 }) });
+    const leased = createLeasedLimiter({ remote, leaseSize: 10 });
+    const attempt = () => createAcquirer(leased, { pace: true });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/leased limiter/);
+    // Not paced, a leased limiter waits like any other; paced, its remote is what gets paced.
+    expect(createAcquirer(leased).limiter).toBe(leased);
+    expect(createAcquirer(remote, { pace: true }).limiter).toBe(remote);
   });
 });
 

@@ -6,16 +6,18 @@ import { readCommandStats, roundTripsBetween } from '../../bench/lib/commandstat
 import { type Compiled, compile } from '../fleet/compile.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 import type { CallerConfig, CallerReport } from './support/caller.js';
-import { maxInWindow } from './support/counting.js';
+import { maxInWindow, tightestSpan } from './support/counting.js';
 import { type FakeUpstream, startFakeUpstream } from './support/upstream.js';
 
 /*
- * The issue's proof, at 50/s instead of 10/s so that each run takes seconds: a real HTTP server
- * enforcing 50 requests per rolling second (it answers 429 beyond), and 3 forked processes
- * sharing one Redis key push their calls through `throttle`. Sluice is configured at 48/s: the
- * 4 % margin absorbs the jitter between a decision in Redis and the request's arrival.
+ * The issue's proof, in its own shape: a real HTTP server stands in for the third-party API and
+ * enforces 10 requests per rolling second itself (answering 429 beyond), and 3 forked processes
+ * sharing one Redis key each push 200 calls through `throttle`, 50 waiting at a time. Sluice is
+ * configured at 9.6/s (48 per 5 s), paced: 11 calls then span 1,042 ms, so 42 ms of jitter
+ * between a release and its arrival is absorbed, of which `maxLatenessMs` gives Sluice 10 and
+ * leaves 32 to the network and the upstream's own event loop.
  */
-const UPSTREAM_LIMIT = 50;
+const UPSTREAM_LIMIT = 10;
 const WINDOW_MS = 1000;
 const PROCESSES = 3;
 
@@ -40,6 +42,11 @@ interface FleetFigures {
   maxPerWindow: number;
   /** The same, by the callers' send times: what Sluice controls, before scheduling and network jitter. */
   maxSentPerWindow: number;
+  /**
+   * Shortest time (ms) from an arrival to the `upstreamLimit`-th after it: under the window
+   * (1,000 ms) means a window held one more than the limit. The margin left against jitter.
+   */
+  tightestSpanMs: number;
   /** Served per second over the run (first to last arrival), as a share of the upstream's limit. */
   throughputShare: number;
   /** Calls each process reported per status. */
@@ -82,6 +89,7 @@ async function runFleet(
       refused,
       maxPerWindow: maxInWindow([...served, ...upstream.log.refusedAt], WINDOW_MS),
       maxSentPerWindow: maxInWindow(upstream.log.sent, WINDOW_MS),
+      tightestSpanMs: Math.round(tightestSpan([...served, ...upstream.log.refusedAt], upstreamLimit)),
       throughputShare: (served.length - 1) / spanMs / (upstreamLimit / WINDOW_MS),
       redisCallsPerCall: roundTripsBetween(before, after) / (served.length + refused),
       statuses,
@@ -95,65 +103,56 @@ async function runFleet(
 const table: Record<string, FleetFigures> = {};
 afterAll(() => console.table(table));
 
-const calls = { calls: 60, concurrency: 50, periodMs: WINDOW_MS } as const;
+const CALLS = 200;
+const paced = {
+  calls: CALLS,
+  concurrency: 50,
+  periodMs: 5000,
+  algorithm: 'gcra',
+  limit: 48,
+  burst: 20,
+  pace: true,
+  maxLatenessMs: 10,
+} as const;
 
-describe('outbound fleet: 3 processes, one Redis key, a real upstream enforcing 50/s', { timeout: 60_000 }, () => {
+describe('outbound fleet: 3 × 200 calls, one Redis key, a real upstream enforcing 10/s', { timeout: 180_000 }, () => {
   let upstream: FakeUpstream;
   beforeAll(async () => {
     upstream = await startFakeUpstream({ limit: UPSTREAM_LIMIT, windowMs: WINDOW_MS });
   });
   afterAll(() => upstream?.close());
 
-  // The targets (0 429s, <= 50 per second, >= 95 %, <= 1.2 calls) are printed and reported, not
-  // asserted: on a loaded 2-core machine, scheduling stalls of 50-100 ms compress arrivals past any
-  // 4 % margin. Asserted: every call answered, 429s under 10 %, Redis calls per call under 1.6
-  // (3 with maxLatenessMs, whose rebookings cost calls when the machine stalls).
-  const configurations = [
-    { name: 'gcra 48/s burst 40, pace', algorithm: 'gcra', limit: 48, burst: 40, pace: true, maxCalls: 1.6 },
-    {
-      name: 'gcra 48/s burst 40, pace, maxLatenessMs 20',
-      algorithm: 'gcra',
-      limit: 48,
-      burst: 40,
-      pace: true,
-      maxLatenessMs: 20,
-      // Slots given up during stalls are booked again: the bound costs calls under load (1.40-1.64
-      // on a loaded machine, 2.06 once with three suites sharing its two cores).
-      maxCalls: 3,
-    },
-    { name: 'sliding log 48/s', algorithm: 'sliding-window-log', limit: 48, pace: false, maxCalls: 1.6 },
-  ] as const;
-  it.each(configurations)('$name: every call answered, few 429s, about one Redis call per call', async (each) => {
-    const { name, maxCalls, ...caller } = each;
-    const figures = await runFleet(upstream, UPSTREAM_LIMIT, { ...calls, ...caller });
-    table[name] = figures;
-    expect(figures.served + figures.refused).toBe(180);
-    expect(figures.refused).toBeLessThanOrEqual(18);
-    expect(figures.redisCallsPerCall).toBeLessThanOrEqual(maxCalls);
+  // Asserted: what Sluice controls. Sends (the callers' clocks) never more than 10 in a second,
+  // at most 1.2 Redis calls per call. At the upstream, arrivals also carry the network's and its
+  // own event loop's jitter: on the loaded 2-core development machine that compressed 11 sends
+  // by up to 70 ms, past the 42 ms margin, in some runs. So 429s are bounded by one per instance
+  // (each pauses the fleet), and arrivals per second and throughput are printed for the docs.
+  it('gcra 9.6/s burst 20, pace, maxLatenessMs 10: ≤ 10 sent per second, ≤ 1.2 Redis calls per call', async () => {
+    const figures = await runFleet(upstream, UPSTREAM_LIMIT, paced);
+    table['gcra 9.6/s burst 20, pace, maxLatenessMs 10'] = figures;
+    expect(figures.served + figures.refused).toBe(PROCESSES * CALLS);
+    expect(figures.maxSentPerWindow).toBeLessThanOrEqual(UPSTREAM_LIMIT);
+    expect(figures.redisCallsPerCall).toBeLessThanOrEqual(1.2);
+    expect(figures.refused).toBeLessThanOrEqual(PROCESSES);
   });
 });
 
-describe('outbound fleet: the upstream announces 25/s, lower than the 48/s configured', { timeout: 60_000 }, () => {
+describe('outbound fleet: the upstream announces 5/s, lower than the 9.6/s configured', { timeout: 240_000 }, () => {
   let upstream: FakeUpstream;
   beforeAll(async () => {
-    upstream = await startFakeUpstream({ limit: 25, windowMs: WINDOW_MS, announce: true });
+    upstream = await startFakeUpstream({ limit: 5, windowMs: WINDOW_MS, announce: true });
   });
   afterAll(() => upstream?.close());
 
   it('converges to the announced limit: each call costs 2 units after the first response', async () => {
-    const figures = await runFleet(upstream, 25, {
-      calls: 30,
-      concurrency: 30,
-      periodMs: WINDOW_MS,
-      algorithm: 'gcra',
-      limit: 48,
-      burst: 40,
-      pace: true,
-      maxLatenessMs: 20,
-    });
-    table['gcra 48/s burst 40, pace, maxLatenessMs 20; upstream 25/s announced'] = figures;
-    expect(figures.served + figures.refused).toBe(90);
+    const figures = await runFleet(upstream, 5, paced);
+    table['gcra 9.6/s burst 20, pace, maxLatenessMs 10; upstream 5/s announced'] = figures;
+    expect(figures.served + figures.refused).toBe(PROCESSES * CALLS);
     // The issue's target: at most one 429 per instance before the fleet has learned.
     expect(figures.refused).toBeLessThanOrEqual(PROCESSES);
+    expect(figures.maxPerWindow).toBeLessThanOrEqual(5 + PROCESSES);
+    // Each call costs 2 units once learned, so a batch of slots holds half as many calls: about
+    // twice the calls per call of the first case (1.2 measured), not the issue's target for it.
+    expect(figures.redisCallsPerCall).toBeLessThanOrEqual(1.6);
   });
 });

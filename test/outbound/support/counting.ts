@@ -51,3 +51,12 @@ export function maxInWindow(times: readonly number[], windowMs: number): number 
   }
   return most;
 }
+
+/** Shortest span (ms) between an entry of `times` and the `n`-th after it; Infinity with n entries or fewer. */
+export function tightestSpan(times: readonly number[], n: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let tightest = Number.POSITIVE_INFINITY;
+  for (let i = 0; i + n < sorted.length; i++)
+    tightest = Math.min(tightest, (sorted[i + n] as number) - (sorted[i] as number));
+  return tightest;
+}
