@@ -1,5 +1,6 @@
+import { algorithmFor } from '../../algorithms/params.js';
 import type { Algorithm, StateGrowth } from '../../algorithms/types.js';
-import { type Decision, type LimitOptions, peekDecision } from '../../decision.js';
+import { type Decision, type LimitOptions, type ParamsOptions, peekDecision } from '../../decision.js';
 import { ClockError } from '../../errors.js';
 import { type Clock, monotonicClock, readClock, type SyncLimiter } from '../../limiter.js';
 import {
@@ -12,6 +13,7 @@ import {
   requireInteger,
   requireOptions,
 } from '../../validate.js';
+import { freshnessOf } from './freshness.js';
 import { createSlotTable, type SlotTable, slotBytes } from './slot-table.js';
 
 /** Options of {@link createMemoryLimiter}. */
@@ -92,7 +94,11 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     orDefault(options.maxBytes, Math.max(DEFAULT_MAX_BYTES, maxKeys * slotBytes(width))),
     slotBytes(width) + maxOwnBytes,
   );
-  const table = createSlotTable({ width, maxKeys, maxBytes, maxOwnBytes, freshAtMs: algorithm.freshAtMs });
+  const freshness = freshnessOf(algorithm);
+  const table = createSlotTable({ width, maxKeys, maxBytes, maxOwnBytes, freshAtMs: freshness.freshAtMs });
+  // The algorithm of a call's params; seen by the table's expiry, so no key is dropped early.
+  const resolve = (options: ParamsOptions | undefined): Algorithm =>
+    options?.params === undefined ? algorithm : freshness.seen(algorithmFor(algorithm, options.params));
   // Decides for keys not in the table, so a denied stranger never takes a slot.
   const scratch = new Float64Array(growth ? growth.freshSize : width);
   const stateOf = (slot: number): Float64Array => (growth ? (table.own(slot) as Float64Array) : table.state);
@@ -101,18 +107,18 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   // A key the table holds was checked when it went in, so only a stranger is checked: one
   // Map lookup, no scan of the key, on the path a busy key takes.
   const decide = growth
-    ? (key: string, cost: number): Decision => {
+    ? (key: string, cost: number, core: Algorithm): Decision => {
         const slot = table.find(key);
         if (slot === -1) checkKey(key);
-        return decideGrowing(algorithm, growth, table, scratch, key, slot, cost, readClock(clock));
+        return decideGrowing(core, core.growth ?? growth, table, scratch, key, slot, cost, readClock(clock));
       }
-    : (key: string, cost: number): Decision => {
+    : (key: string, cost: number, core: Algorithm): Decision => {
         const slot = table.find(key);
-        if (slot !== -1) return algorithm.decide(table.state, slot * width, readClock(clock), cost, true);
+        if (slot !== -1) return core.decide(table.state, slot * width, readClock(clock), cost, true);
         checkKey(key);
         const nowMs = readClock(clock);
         scratch.fill(0);
-        const decision = algorithm.decide(scratch, 0, nowMs, cost, true);
+        const decision = core.decide(scratch, 0, nowMs, cost, true);
         if (decision.allowed && cost > 0) {
           const inserted = table.insert(key, nowMs); // may grow the table, replacing `table.state`
           table.state.set(scratch, inserted * width);
@@ -120,30 +126,31 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
         return decision;
       };
   const limitSync = (key: string, limitOptions?: LimitOptions): Decision =>
-    decide(key, limitOptions === undefined ? 1 : costOf(limitOptions));
-  const peekSync = (key: string): Decision => {
+    limitOptions === undefined
+      ? decide(key, 1, algorithm)
+      : decide(key, costOf(limitOptions), limitOptions.params === undefined ? algorithm : resolve(limitOptions));
+  const peekSync = (key: string, peekOptions?: ParamsOptions): Decision => {
     checkKey(key);
+    const core = resolve(peekOptions);
     const nowMs = readClock(clock);
     const slot = table.find(key);
     if (slot === -1) scratch.fill(0);
     const state = slot === -1 ? scratch : stateOf(slot);
     const offset = slot === -1 ? 0 : offsetOf(slot);
-    return peekDecision(
-      algorithm.decide(state, offset, nowMs, 0, false),
-      algorithm.decide(state, offset, nowMs, 1, false),
-    );
+    return peekDecision(core.decide(state, offset, nowMs, 0, false), core.decide(state, offset, nowMs, 1, false));
   };
   const resetSync = (key: string): void => {
     checkKey(key);
     table.delete(key);
   };
   const refund = algorithm.refund;
-  const refundSync = (key: string, units: number): void => {
+  const refundSync = (key: string, units: number, refundOptions?: ParamsOptions): void => {
     checkKey(key);
     costOf({ cost: units });
+    const core = resolve(refundOptions);
     const nowMs = readClock(clock);
     const slot = table.find(key);
-    if (slot !== -1 && units > 0) refund?.(stateOf(slot), offsetOf(slot), nowMs, units);
+    if (slot !== -1 && units > 0) core.refund?.(stateOf(slot), offsetOf(slot), nowMs, units);
   };
   // Only fixed-size states take a charge (the algorithms with a refund), so a new key's state is
   // its slot of the shared array, zeroed.
@@ -193,9 +200,13 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
         return Promise.reject(error);
       }
     },
-    peek: (key) => settle(() => peekSync(key)),
+    peek: (key, peekOptions) => settle(() => peekSync(key, peekOptions)),
     reset: (key) => settle(() => resetSync(key)),
-    ...(refund && { refund: (key: string, units: number) => settle(() => refundSync(key, units)) }),
+    ...(refund && {
+      refund: (key: string, units: number, refundOptions?: ParamsOptions) =>
+        settle(() => refundSync(key, units, refundOptions)),
+    }),
+    algorithmFor: (params) => algorithmFor(algorithm, params),
     ...(charge && { charge: (key: string, units: number) => settle(() => chargeSync(key, units)) }),
     prune: () => table.prune(readClock(clock)),
     close() {
