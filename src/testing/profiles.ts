@@ -3,7 +3,7 @@ import { gcra } from '../algorithms/gcra.js';
 import { slidingWindowCounter } from '../algorithms/sliding-window-counter.js';
 import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
-import type { Algorithm, AlgorithmName } from '../algorithms/types.js';
+import type { Algorithm, AlgorithmName, AlgorithmParams } from '../algorithms/types.js';
 import { fixedWindowReference } from './reference/fixed-window.js';
 import { gcraReference } from './reference/gcra.js';
 import { slidingWindowCounterReference } from './reference/sliding-window-counter.js';
@@ -26,13 +26,16 @@ export type PropertyName =
   | 'reset'
   | 'invalid-input'
   | 'concurrency'
-  | 'reference-model';
+  | 'reference-model'
+  | 'per-request-params';
 
 /** How the suite builds, models and judges one algorithm. */
 export interface AlgorithmProfile {
   readonly name: AlgorithmName;
   /** An algorithm whose fresh key holds exactly `limit` units and that admits `limit` per `periodMs`. */
   build(limit: number, periodMs: number): Algorithm;
+  /** The per-call params of `build(limit, periodMs)`'s numbers, for a limiter built otherwise. */
+  paramsOf(limit: number, periodMs: number): AlgorithmParams;
   /** A fresh slow model of the same algorithm. */
   reference(limit: number, periodMs: number): ReferenceModel;
   /**
@@ -47,18 +50,21 @@ export const profiles: AlgorithmProfile[] = [
   {
     name: 'gcra',
     build: (limit, periodMs) => gcra({ limit, periodMs }),
+    paramsOf: (limit, periodMs) => ({ limit, periodMs }),
     reference: (limit, periodMs) => gcraReference(limit, periodMs),
     exempt: {},
   },
   {
     name: 'token-bucket',
     build: (limit, periodMs) => tokenBucket({ capacity: limit, rate: limit, periodMs }),
+    paramsOf: (limit, periodMs) => ({ capacity: limit, rate: limit, periodMs }),
     reference: (limit, periodMs) => tokenBucketReference({ capacity: limit, rate: limit, periodMs }),
     exempt: {},
   },
   {
     name: 'fixed-window',
     build: (limit, windowMs) => fixedWindow({ limit, windowMs }),
+    paramsOf: (limit, windowMs) => ({ limit, windowMs }),
     reference: (limit, windowMs) => fixedWindowReference({ limit, windowMs }),
     exempt: {
       'replenishes-at-rate':
@@ -68,6 +74,7 @@ export const profiles: AlgorithmProfile[] = [
   {
     name: 'sliding-window-log',
     build: (limit, windowMs) => slidingWindowLog({ limit, windowMs }),
+    paramsOf: (limit, windowMs) => ({ limit, windowMs }),
     reference: (limit, windowMs) => slidingWindowLogReference({ limit, windowMs }),
     exempt: {
       'replenishes-at-rate':
@@ -78,6 +85,7 @@ export const profiles: AlgorithmProfile[] = [
   {
     name: 'sliding-window-counter',
     build: (limit, windowMs) => slidingWindowCounter({ limit, windowMs }),
+    paramsOf: (limit, windowMs) => ({ limit, windowMs }),
     reference: (limit, windowMs) => slidingWindowCounterReference({ limit, windowMs }),
     exempt: {
       'replenishes-at-rate':
