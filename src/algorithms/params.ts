@@ -21,36 +21,57 @@ export function paramsResolver<O extends object>(
   options: O,
   build: (options: O) => Algorithm,
 ): (params: AlgorithmParams) => Algorithm {
-  const cache = new Map<string, Algorithm>();
+  // Built algorithms by their numbers, one Map level per name: no key string built per call.
+  let cache = new Map<number | undefined, unknown>();
+  let cached = 0;
+  const allowed = new Set<string>(names);
   return (params) => {
     if (typeof params !== 'object' || params === null || Array.isArray(params)) {
       throw new InvalidParamsError(`params must be an object of ${kind} options (${names.join(', ')})`);
     }
-    let id = '';
     for (const name in params) {
-      if (!(names as readonly string[]).includes(name)) {
+      if (!allowed.has(name)) {
         throw new InvalidParamsError(
           `unknown parameter '${name}' for ${kind}: it takes ${names.join(', ')} (a key holds one algorithm's state)`,
         );
       }
     }
-    for (const name of names) id += `${String(params[name])},`;
-    const cached = cache.get(id);
-    if (cached !== undefined) return cached;
+    let level: Map<number | undefined, unknown> = cache;
+    const last = names.length - 1;
+    for (let i = 0; i < last; i++) {
+      const value = params[names[i] as string];
+      let next = level.get(value) as Map<number | undefined, unknown> | undefined;
+      if (next === undefined) {
+        next = new Map();
+        level.set(value, next);
+      }
+      level = next;
+    }
+    const lastValue = params[names[last] as string];
+    const hit = level.get(lastValue) as Algorithm | undefined;
+    if (hit !== undefined) return hit;
+    const built = buildFrom(params);
+    if (++cached > CACHE_SIZE) {
+      cache = new Map();
+      cached = 1;
+      return built;
+    }
+    level.set(lastValue, built);
+    return built;
+  };
+
+  // The factory's own checks, as at construction; its ConfigError becomes this call's error.
+  function buildFrom(params: AlgorithmParams): Algorithm {
     const merged: Record<string, unknown> = { ...(options as Record<string, unknown>) };
     for (const name of names) if (params[name] !== undefined) merged[name] = params[name];
-    let built: Algorithm;
     try {
-      built = build(merged as O);
+      return build(merged as O);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       const suffix = ` ${docsLink(error.code)}`;
       throw new InvalidParamsError(`params: ${error.message.slice(0, -suffix.length)}`);
     }
-    if (cache.size >= CACHE_SIZE) cache.clear();
-    cache.set(id, built);
-    return built;
-  };
+  }
 }
 
 /**
