@@ -101,3 +101,24 @@ describe.each(remotes)('leasing under per-call params, remote %s', (_remote, bui
     await remote.close();
   });
 });
+
+describe('leasing: a cost-0 read over a smaller limit', () => {
+  it('is denied every time, as by the remote alone (property counterexample, leaseSize 1)', async () => {
+    const nowMs = T0;
+    const remote = createMemoryLimiter({
+      algorithm: fixedWindow({ limit: 5, windowMs: 10_000 }),
+      clock: () => nowMs,
+      pruneIntervalMs: 0,
+    });
+    const leased = createLeasedLimiter({ remote, leaseSize: 1, clock: () => nowMs });
+    expect((await leased.limit('b', { cost: 5, params: { limit: 10 } })).allowed).toBe(true);
+    for (let i = 0; i < 2; i++) {
+      expect(await leased.limit('b', { cost: 0, params: { limit: 4 } })).toMatchObject({
+        allowed: false,
+        remaining: 0,
+        retryAfterMs: 10_000,
+      });
+    }
+    await leased.close();
+  });
+});
