@@ -73,3 +73,17 @@ describe('decorators keep per-call params', () => {
     await decorated.close();
   });
 });
+
+describe('sharding and per-call params', () => {
+  it('a sharded limiter refuses params (its sub-keys hold the limit ÷ shards), writing nothing', async () => {
+    const { createShardedLimiter } = await import('../../src/index.js');
+    const sharded = createShardedLimiter({
+      algorithm: gcra(free),
+      shards: 4,
+      create: (algorithm) => createMemoryLimiter({ algorithm }),
+    });
+    await expect(sharded.limit('k', { params: pro })).rejects.toThrow(/sharded limiter takes no per-call params/);
+    expect(sharded.algorithmFor).toBeUndefined();
+    expect(await sharded.peek('k')).toMatchObject({ remaining: 100 });
+  });
+});
