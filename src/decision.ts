@@ -1,3 +1,5 @@
+import type { AlgorithmParams } from './algorithms/types.js';
+
 /**
  * The answer to "may this key spend `cost` units now?".
  *
@@ -67,8 +69,21 @@ export function peekDecision(held: Decision, next: Decision): Decision {
   return { ...held, allowed: next.allowed, retryAfterMs: next.retryAfterMs };
 }
 
+/** The per-call parameters a `peek` or `refund` takes, matching those of the `limit` it follows. */
+export interface ParamsOptions {
+  /**
+   * This call's numbers for the limiter's algorithm (a plan's limit), replacing the limiter's
+   * construction options for this decision only, e.g. `{ limit: 1_000, periodMs: 60_000 }` on
+   * GCRA: see `AlgorithmParams`. Checked like construction options: a bad one rejects with
+   * `InvalidParamsError` naming it, before anything is read or written. Honoured by limiters
+   * that have `algorithmFor` (every Sluice store and layer); docs/algorithms.md says what a
+   * key's state means when its numbers change between calls.
+   */
+  params?: AlgorithmParams;
+}
+
 /** Options of one call. */
-export interface LimitOptions {
+export interface LimitOptions extends ParamsOptions {
   /** Units this request spends: a non-negative safe integer. Default 1. Cost 0 reports without spending. */
   cost?: number;
   /**

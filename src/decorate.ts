@@ -5,13 +5,14 @@ import type { Limiter } from './limiter.js';
  * hide. A decorator that leaves one out changes what its callers do, silently: without
  * `refund`, nested HTTP limits fall back from charging in parallel (one round trip per limit)
  * to reading every key first (twice the round trips per allowed request); without `charge`, a
- * reservation settled above its estimate cannot charge its debt.
+ * reservation settled above its estimate cannot charge its debt; without `algorithmFor`, HTTP
+ * rules whose limit depends on the request refuse the limiter.
  */
-export const OPTIONAL_LIMITER_MEMBERS = ['refund', 'charge'] as const;
+export const OPTIONAL_LIMITER_MEMBERS = ['refund', 'charge', 'algorithmFor'] as const;
 
 /**
  * For a decorator you write around a limiter: gives `outer` each optional {@link Limiter}
- * member (see {@link OPTIONAL_LIMITER_MEMBERS}: `refund`, `charge`) that `inner` has and `outer` does not
+ * member (see {@link OPTIONAL_LIMITER_MEMBERS}: `refund`, `charge`, `algorithmFor`) that `inner` has and `outer` does not
  * define itself, calling `inner`'s. Members `outer` defines are kept, so override what your
  * decorator must see (e.g. count refunds) and let the rest through. Members `inner` lacks stay
  * absent: callers read an absent `refund` as "this limiter cannot refund" and plan for it.
@@ -47,7 +48,8 @@ export function forwardOptional<T extends Limiter>(inner: Limiter, outer: T): T 
   for (const member of OPTIONAL_LIMITER_MEMBERS) {
     const forward = inner[member];
     if (typeof forward === 'function' && outer[member] === undefined) {
-      outer[member] = (...args: Parameters<typeof forward>) => forward.apply(inner, args);
+      (outer as Record<string, unknown>)[member] = (...args: unknown[]) =>
+        (forward as (...args: unknown[]) => unknown).apply(inner, args);
     }
   }
   return outer;

@@ -8,6 +8,7 @@
  * | `ERR_SLUICE_CONFIG` | {@link ConfigError} | a limiter or store is constructed with invalid options |
  * | `ERR_SLUICE_INVALID_KEY` | {@link InvalidKeyError} | a key is not a string, is empty, is longer than 512 UTF-8 bytes, or is not well-formed UTF-16 (a lone surrogate) |
  * | `ERR_SLUICE_INVALID_COST` | {@link InvalidCostError} | a cost is negative, NaN, non-integer or above `Number.MAX_SAFE_INTEGER` |
+ * | `ERR_SLUICE_INVALID_PARAMS` | {@link InvalidParamsError} | a call's `params` are not the algorithm's options, or a value its factory refuses |
  * | `ERR_SLUICE_CLOCK` | {@link ClockError} | a limiter's clock read NaN, ±Infinity, a negative number or a time past {@link MAX_CLOCK_MS} |
  * | `ERR_SLUICE_STORE_UNAVAILABLE` | {@link StoreUnavailableError} | the shared store failed or answered something unreadable; `cause` holds the original error |
  * | `ERR_SLUICE_RESERVATION` | {@link ReservationError} | a reservation was settled twice differently, after its `ttlMs`, or above its estimate on a limiter that cannot charge debt |
@@ -29,6 +30,7 @@ export type SluiceErrorCode =
   | 'ERR_SLUICE_CONFIG'
   | 'ERR_SLUICE_INVALID_KEY'
   | 'ERR_SLUICE_INVALID_COST'
+  | 'ERR_SLUICE_INVALID_PARAMS'
   | 'ERR_SLUICE_CLOCK'
   | 'ERR_SLUICE_STORE_UNAVAILABLE'
   | 'ERR_SLUICE_RESERVATION'
@@ -55,6 +57,17 @@ export class InvalidKeyError extends SluiceError {
 export class InvalidCostError extends SluiceError {
   constructor(message: string) {
     super('ERR_SLUICE_INVALID_COST', message);
+  }
+}
+
+/**
+ * Rejected by a call whose per-call `params` are unusable: not an object, a name the limiter's
+ * algorithm does not take (another algorithm's parameter included), or a value the algorithm's
+ * factory would refuse at construction; the message names the parameter. Nothing was read or written.
+ */
+export class InvalidParamsError extends SluiceError {
+  constructor(message: string) {
+    super('ERR_SLUICE_INVALID_PARAMS', message);
   }
 }
 
@@ -101,6 +114,7 @@ interface ErrorOfCode {
   ERR_SLUICE_CONFIG: ConfigError;
   ERR_SLUICE_INVALID_KEY: InvalidKeyError;
   ERR_SLUICE_INVALID_COST: InvalidCostError;
+  ERR_SLUICE_INVALID_PARAMS: InvalidParamsError;
   ERR_SLUICE_CLOCK: ClockError;
   ERR_SLUICE_STORE_UNAVAILABLE: StoreUnavailableError;
   ERR_SLUICE_RESERVATION: ReservationError;

@@ -4,14 +4,15 @@ export { type GcraOptions, gcra } from './algorithms/gcra.js';
 export { type SlidingWindowCounterOptions, slidingWindowCounter } from './algorithms/sliding-window-counter.js';
 export { type SlidingWindowLogOptions, slidingWindowLog } from './algorithms/sliding-window-log.js';
 export { type TokenBucketOptions, tokenBucket } from './algorithms/token-bucket.js';
-export type { Algorithm, AlgorithmName, StateGrowth } from './algorithms/types.js';
-export type { Decision, DegradedReason, FailureMode, LimitOptions } from './decision.js';
+export type { Algorithm, AlgorithmName, AlgorithmParams, StateGrowth } from './algorithms/types.js';
+export type { Decision, DegradedReason, FailureMode, LimitOptions, ParamsOptions } from './decision.js';
 export { forwardOptional, OPTIONAL_LIMITER_MEMBERS } from './decorate.js';
 export {
   ClockError,
   ConfigError,
   InvalidCostError,
   InvalidKeyError,
+  InvalidParamsError,
   isSluiceError,
   ReservationError,
   SluiceError,

@@ -1,5 +1,5 @@
-import type { Algorithm } from './algorithms/types.js';
-import type { Decision, LimitOptions } from './decision.js';
+import type { Algorithm, AlgorithmParams } from './algorithms/types.js';
+import type { Decision, LimitOptions, ParamsOptions } from './decision.js';
 import { ClockError } from './errors.js';
 
 /**
@@ -17,7 +17,7 @@ export interface Limiter {
    * Reports without spending: `allowed` and `retryAfterMs` answer "would a request of cost 1
    * pass now?", and `remaining` is what the key holds now.
    */
-  peek(key: string): Promise<Decision>;
+  peek(key: string, options?: ParamsOptions): Promise<Decision>;
   /** Forgets `key`, so its next request sees a fresh key. */
   reset(key: string): Promise<void>;
   /**
@@ -28,9 +28,10 @@ export interface Limiter {
    *
    * Rejects with {@link InvalidKeyError}, {@link InvalidCostError} (units not a non-negative safe
    * integer) or {@link StoreUnavailableError}, like `limit`. A key the store does not hold is
-   * already fresh, so a refund to it changes nothing.
+   * already fresh, so a refund to it changes nothing. Pass the `params` of the call whose units
+   * come back: a refund moves the state by units of that call's algorithm.
    */
-  refund?(key: string, units: number): Promise<void>;
+  refund?(key: string, units: number, options?: ParamsOptions): Promise<void>;
   /**
    * Spends `units` of `key` without the admission check, as debt that delays the key's next
    * admissions (a reservation settled above its estimate): never a denial, however far past
@@ -38,6 +39,14 @@ export interface Limiter {
    * and Redis stores (one atomic script) and on the layers that wrap them. Rejects like `refund`.
    */
   charge?(key: string, units: number): Promise<void>;
+  /**
+   * The algorithm a call with `params` (see `LimitOptions.params`) decides with, e.g. for the
+   * RateLimit-Policy header of that call. Present on limiters that honour per-call params (every
+   * Sluice store and layer, and decorators built with `forwardOptional`); absent, a caller must
+   * not pass `params`.
+   * @throws {InvalidParamsError} naming the parameter, as the call itself would reject.
+   */
+  algorithmFor?(params: AlgorithmParams | undefined): Algorithm;
   /** Releases timers and connections the limiter owns. Idempotent. */
   close(): Promise<void>;
 }
@@ -45,7 +54,7 @@ export interface Limiter {
 /** A limiter whose decisions are local, so it also answers synchronously without a Promise. */
 export interface SyncLimiter extends Limiter {
   limitSync(key: string, options?: LimitOptions): Decision;
-  peekSync(key: string): Decision;
+  peekSync(key: string, options?: ParamsOptions): Decision;
   resetSync(key: string): void;
 }
 

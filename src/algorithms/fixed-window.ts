@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js';
 import { requireInteger, requireOptions } from '../validate.js';
+import { paramsResolver } from './params.js';
 import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
@@ -55,6 +56,7 @@ export function fixedWindow(options: FixedWindowOptions): Algorithm {
     replenish: 'window',
     // The same windows, each holding limit ÷ N.
     divide: (n) => fixedWindow({ limit: share(limit, n), windowMs }),
+    withParams: paramsResolver('fixedWindow', ['limit', 'windowMs'], options, fixedWindow),
     decide(state, offset, nowMs, cost, commit) {
       let count = state[offset] as number;
       let endMs = state[offset + 1] as number;
@@ -68,7 +70,7 @@ export function fixedWindow(options: FixedWindowOptions): Algorithm {
       const decision = (allowed: boolean, used: number, retryAfterMs: number): Decision => ({
         allowed,
         limit,
-        remaining: limit - used,
+        remaining: Math.max(0, limit - used), // below 0 only for a state written under a larger limit
         retryAfterMs,
         resetAfterMs: used > 0 ? endMs - t : 0,
       });

@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { orDefault, requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv, floorDiv } from './integer.js';
+import { paramsResolver } from './params.js';
 import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
@@ -78,6 +79,7 @@ export function gcra(options: GcraOptions): Algorithm {
     replenish: 'steady',
     // The emission interval grows N-fold, the burst shrinks N-fold.
     divide: (n) => gcraWithInterval(intervalUs * n, share(burst, n)),
+    withParams: paramsResolver('gcra', ['limit', 'periodMs', 'burst'], options, gcra),
     decide(state, offset, nowMs, cost, commit) {
       const nowUs = nowMs * 1000;
       const tatUs = Math.max(state[offset] as number, nowUs);

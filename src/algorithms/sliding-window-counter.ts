@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { requireInteger, requireOptions } from '../validate.js';
 import { floorDiv } from './integer.js';
+import { paramsResolver } from './params.js';
 import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
@@ -70,6 +71,7 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Algo
     scriptParams: [limit, windowMs],
     replenish: 'sliding',
     divide: (n) => slidingWindowCounter({ limit: share(limit, n), windowMs }),
+    withParams: paramsResolver('slidingWindowCounter', ['limit', 'windowMs'], options, slidingWindowCounter),
     decide(state, offset, nowMs, cost, commit) {
       let curr = state[offset] as number;
       let prev = state[offset + 1] as number;
@@ -100,7 +102,7 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Algo
         return {
           allowed,
           limit,
-          remaining: limit - old - current,
+          remaining: Math.max(0, limit - old - current), // below 0 only for a state written under a larger limit
           retryAfterMs,
           resetAfterMs: Math.max(0, resetAtMs - t),
         };

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js';
 import { requireInteger, requireOptions } from '../validate.js';
+import { paramsResolver } from './params.js';
 import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
@@ -51,8 +52,9 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
   const windowMs = requireInteger('windowMs', options.windowMs, 1, MAX_PERIOD_MS);
 
   // State: [length, head, ring of timestamps, oldest first from head]. The ring is the rest of
-  // the array, up to `limit` numbers, so a key holds only as many as the memory store gave it.
-  const ringOf = (state: Float64Array, offset: number): number => Math.min(limit, state.length - offset - HEADER);
+  // the array, so a key holds only as many as the memory store gave it; not capped at `limit`,
+  // so a state written under a larger per-call limit is still read in its own ring.
+  const ringOf = (state: Float64Array, offset: number): number => state.length - offset - HEADER;
   const newestOf = (state: Float64Array, offset: number, length: number): number =>
     state[offset + HEADER + (((state[offset + 1] as number) + length - 1) % ringOf(state, offset))] as number;
   // Entries are in time order: binary search for the first still inside (t − windowMs, t].
@@ -95,6 +97,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
     scriptParams: [limit, windowMs],
     replenish: 'sliding',
     divide: (n) => slidingWindowLog({ limit: share(limit, n), windowMs }),
+    withParams: paramsResolver('slidingWindowLog', ['limit', 'windowMs'], options, slidingWindowLog),
     decide(state, offset, nowMs, cost, commit) {
       const length = state[offset] as number;
       const head = state[offset + 1] as number;
@@ -107,7 +110,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
       const decision = (allowed: boolean, inWindow: number, lastMs: number, retryAfterMs: number): Decision => ({
         allowed,
         limit,
-        remaining: limit - inWindow,
+        remaining: Math.max(0, limit - inWindow), // below 0 only for a state written under a larger limit
         retryAfterMs,
         resetAfterMs: inWindow > 0 ? lastMs + windowMs - t : 0,
       });

@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv } from './integer.js';
+import { paramsResolver } from './params.js';
 import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
@@ -77,6 +78,7 @@ export function tokenBucket(options: TokenBucketOptions): Algorithm {
     replenish: 'steady',
     // Refill `rate` per `periodMs` becomes rate per N × periodMs (ms per token unit × N).
     divide: (n) => tokenBucket({ capacity: share(capacity, n), rate: refill, periodMs: unit * n }),
+    withParams: paramsResolver('tokenBucket', ['capacity', 'rate', 'periodMs'], options, tokenBucket),
     decide(state, offset, nowMs, cost, commit) {
       const lastMs = state[offset + 1] as number;
       const t = Math.max(nowMs, lastMs); // a clock behind the last write does not refill backwards

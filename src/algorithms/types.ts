@@ -68,7 +68,23 @@ export interface Algorithm {
    * algorithms with `refund`; their stores keep the state within safe integers.
    */
   charge?(state: Float64Array, offset: number, nowMs: number, units: number): void;
+  /**
+   * The same algorithm with some options replaced, for one call (`limit(key, { params })`):
+   * validated by the algorithm's factory, cached by value. A key's state is read under
+   * whatever numbers the call brings: docs/algorithms.md ("Parameters that change on a live
+   * key") says what each algorithm then does. Present on every shipped core.
+   * @throws {InvalidParamsError} naming the parameter: a name this algorithm does not take
+   * (another algorithm's included) or a value its factory refuses.
+   */
+  withParams?(params: AlgorithmParams): Algorithm;
 }
+
+/**
+ * One call's numbers for the limiter's algorithm, by option name (GCRA `limit`, `periodMs`,
+ * `burst`; token bucket `capacity`, `rate`, `periodMs`; windows `limit`, `windowMs`). Names left
+ * out keep the limiter's construction value. See {@link Algorithm.withParams}.
+ */
+export type AlgorithmParams = Readonly<Record<string, number | undefined>>;
 
 /** How a state that grows with what a key holds is sized: see {@link Algorithm.growth}. */
 export interface StateGrowth {

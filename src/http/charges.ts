@@ -37,6 +37,8 @@ async function chargeOf<Req>(
         : await storageKey(rule.name, String(identity)),
     cost: await costOf(rule, costs, info),
   };
+  const params = typeof rule.params === 'function' ? await rule.params(info) : rule.params;
+  if (params !== undefined) charge.params = params;
   if (failure !== undefined) charge.failure = failure;
   if (rule.countWhen !== undefined) charge.countWhen = rule.countWhen;
   if (rule.resetWhen !== undefined) charge.resetWhen = rule.resetWhen;

@@ -107,8 +107,24 @@ function nameRules<Req>(list: readonly LimitRule<Req>[]): NamedRule<Req>[] {
       throw new ConfigError('every limit needs a Sluice limiter (with limit() and algorithm)');
     }
     if (typeof rule.cost === 'number') requireInteger('cost', rule.cost, 0);
+    checkParams(rule);
     return checkOutcomes({ ...rule, name: checkPolicyName(rule.name ?? 'default') });
   });
+}
+
+/** Per-request numbers need a limiter that honours them; fixed ones are checked now. */
+function checkParams<Req>(rule: LimitRule<Req>): void {
+  const { params, limiter } = rule;
+  if (params === undefined) return;
+  if (typeof limiter.algorithmFor !== 'function') {
+    throw new ConfigError(`params of limit "${rule.name ?? 'default'}" need a limiter with algorithmFor`);
+  }
+  if (typeof params === 'function') return;
+  try {
+    limiter.algorithmFor(params);
+  } catch (error) {
+    throw new ConfigError(`params of limit "${rule.name ?? 'default'}": ${(error as Error).message}`);
+  }
 }
 
 /** Counting by outcome gives units back, which only a limiter with `refund` can do exactly. */

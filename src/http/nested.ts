@@ -1,4 +1,5 @@
-import type { Decision, FailureMode, LimitOptions } from '../decision.js';
+import type { AlgorithmParams } from '../algorithms/types.js';
+import type { Decision, FailureMode, LimitOptions, ParamsOptions } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 
 /**
@@ -7,7 +8,7 @@ import type { Limiter } from '../limiter.js';
  * on denial instead of being read first. Every {@link Limiter} is one.
  */
 export type RefundableLimiter = Limiter & {
-  refund?(key: string, units: number): Promise<unknown>;
+  refund?(key: string, units: number, options?: ParamsOptions): Promise<unknown>;
 };
 
 /** One limit applied to one request. */
@@ -16,6 +17,8 @@ export interface Charge {
   limiter: RefundableLimiter;
   key: string;
   cost: number;
+  /** The rule's numbers for this request, passed as `{ params }`; absent: the limiter's own. */
+  params?: AlgorithmParams;
   /** The route's failure policy, passed to the limiter as `{ failure }`; absent: the limiter's own. */
   failure?: FailureMode;
   /** Which responses keep the charge (the rule's `countWhen`); absent: every response. */
@@ -152,7 +155,7 @@ async function refundCharged(
     results.map(async (result) => {
       if (result.state !== 'charged' || result.cost === 0 || typeof result.limiter.refund !== 'function') return;
       try {
-        await result.limiter.refund(result.key, result.cost);
+        await result.limiter.refund(result.key, result.cost, paramsOf(result));
       } catch (error) {
         onRefundError(error, result);
         return;
@@ -167,7 +170,14 @@ async function refundCharged(
 }
 
 function callOptions(charge: Charge, cost = charge.cost): LimitOptions {
-  return charge.failure ? { cost, failure: charge.failure } : { cost };
+  const options: LimitOptions = charge.failure ? { cost, failure: charge.failure } : { cost };
+  if (charge.params !== undefined) options.params = charge.params;
+  return options;
+}
+
+/** The `{ params }` of a charge's refund: units go back under the numbers they were spent under. */
+export function paramsOf(charge: Charge): ParamsOptions | undefined {
+  return charge.params === undefined ? undefined : { params: charge.params };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { AlgorithmParams } from '../algorithms/types.js';
 import type { FailureMode } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import type { WarningSink } from '../warnings.js';
@@ -63,6 +64,15 @@ export interface LimitRule<Req> {
   /** Units one request spends: a non-negative safe integer or a function of the request. Default 1. */
   cost?: number | CostFunction<Req>;
   /**
+   * This limit's numbers for the request (a plan): per-call `params` for the limiter's algorithm,
+   * e.g. `{ limit: 1_000, periodMs: 60_000 }` for GCRA, or a function of the request, sync or
+   * async (a plan lookup); `undefined` keeps the limiter's own. `RateLimit-Policy` reports the
+   * numbers that decided the request. Needs a limiter with `algorithmFor` (every Sluice store
+   * and layer): `ConfigError` otherwise; a function's bad params fail the request with
+   * `InvalidParamsError`.
+   */
+  params?: AlgorithmParams | ParamsFunction<Req>;
+  /**
    * Which responses spend this limit (by final status code), e.g. `(status) => status >= 400`
    * to count failed logins only. The units are charged before the handler (so concurrent
    * requests never pass the limit) and given back after a response that does not count. A
@@ -73,6 +83,11 @@ export interface LimitRule<Req> {
   /** After a response for which this returns true, the key is reset (a successful login clears the failed attempts). */
   resetWhen?: OutcomePredicate;
 }
+
+/** A limit's numbers for one request (a plan lookup); `undefined` keeps the limiter's own. */
+export type ParamsFunction<Req> = (
+  request: RequestInfo<Req>,
+) => AlgorithmParams | undefined | Promise<AlgorithmParams | undefined>;
 
 /** A predicate on the final status code of an admitted request's response. */
 export type OutcomePredicate = (status: number) => boolean;

@@ -1,4 +1,4 @@
-import type { ChargeResult } from './nested.js';
+import { type ChargeResult, paramsOf } from './nested.js';
 
 /**
  * What an adapter calls once the response is over: its final status code, or `undefined` when
@@ -32,5 +32,6 @@ function countsByOutcome(result: ChargeResult): boolean {
 async function settleOne(result: ChargeResult, status: number): Promise<void> {
   if (result.state !== 'charged' || result.decision.degraded) return;
   if (result.resetWhen?.(status)) return result.limiter.reset(result.key);
-  if (result.cost > 0 && result.countWhen?.(status) === false) await result.limiter.refund?.(result.key, result.cost);
+  if (result.cost > 0 && result.countWhen?.(status) === false)
+    await result.limiter.refund?.(result.key, result.cost, paramsOf(result));
 }

@@ -84,12 +84,18 @@ export function storeDown(problemType: string, error: unknown): DeniedOutcome {
   };
 }
 
+/** The algorithm that decided a charge: the limiter's, or the one its params made. */
+function algorithmOf(result: ChargeResult) {
+  const { limiter, params } = result;
+  return params === undefined || limiter.algorithmFor === undefined ? limiter.algorithm : limiter.algorithmFor(params);
+}
+
 function toReport(result: ChargeResult): LimitReport {
   const { decision } = result;
   return {
     name: result.name,
     quota: decision.limit,
-    windowSeconds: Math.max(1, Math.ceil(result.limiter.algorithm.horizonMs / 1000)),
+    windowSeconds: Math.max(1, Math.ceil(algorithmOf(result).horizonMs / 1000)),
     remaining: decision.remaining,
     resetSeconds: Math.ceil(decision.resetAfterMs / 1000),
     resetAfterMs: decision.resetAfterMs,

@@ -1,16 +1,14 @@
-import type { Decision, LimitOptions } from '../decision.js';
+import type { Decision, LimitOptions, ParamsOptions } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import { checkKey, costOf, partialOf } from '../validate.js';
 import { createKeyState, type KeyState, observe } from './key-state.js';
-import { createKeyTable, type KeyTable } from './key-table.js';
+import type { KeyTable } from './key-table.js';
+import { createLanes, type Lane, type Lanes } from './lanes.js';
 import { takeLease, waitForLease } from './lease-queue.js';
-import { answer, decideLocally, expire, peekLocally } from './local-decision.js';
+import { decideLocally, expire, peekLocally } from './local-decision.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
-import { createPartialAdmission } from './partial.js';
 import { chargeUnits, refundUnits } from './refund.js';
 import type { LeaseContext } from './remote-lease.js';
-import { remoteModelOf } from './remote-model.js';
-import { createReturns, type Returns } from './returns.js';
 import { createCounters, type LeaseStats } from './stats.js';
 
 /** A {@link Limiter} that serves from quota leased in blocks from its remote. */
@@ -62,6 +60,11 @@ export interface LeasedLimiter extends Limiter {
  * as far as it can still hold them, and the rest to the remote (docs/leasing.md); it has `charge`
  * exactly when its remote has: debt spends the key's local lease first, the rest on the remote.
  *
+ * Per-call `params` (a plan's numbers): each set is leased apart, under its own numbers, in
+ * leases of at most its limit; a key's units leased under other numbers are given back at its
+ * first call under new ones (refunded when the remote takes refunds, else dropped), so a plan
+ * change is honoured on an instance at its next call for the key (docs/leasing.md).
+ *
  * Accuracy (docs/leasing.md): for GCRA and token bucket, fleet-wide admissions over any interval
  * Δ stay within burst + ⌊Δ/T⌋ for any number of instances, because units are leased before they
  * are spent and never spent after their slot; the error is under-admission, at most
@@ -89,47 +92,15 @@ export interface LeasedLimiter extends Limiter {
 export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimiter {
   const settings = readLeaseOptions(options);
   const { remote, returnIdleMs, returnCheckIntervalMs, clock } = settings;
-  const model = remoteModelOf(remote.algorithm);
   const counters = createCounters();
   const nowMs = () => Math.floor(clock());
-  const table = createKeyTable(
-    settings.maxKeys,
-    (state) => state.units > 0,
-    (key, state) => void returns.takeBack(key, state),
-  );
-  const returns: Returns = createReturns({
-    refund: remote.refund?.bind(remote),
-    table,
-    counters,
-    returnIdleMs,
-    intervalMs: model.intervalMs,
-    nowMs,
-    expire: (state, atMs) => expire(state, atMs, model, counters),
-  });
-  const context: LeaseContext = {
-    remote,
-    model,
-    counters,
-    leaseSize: settings.leaseSize,
-    adaptiveDivisor: settings.adaptiveDivisor,
-    // With lease return on, other instances may give units back while this one caches a refusal:
-    // it asks again after at most returnIdleMs, so returned units reach it within that time.
-    refusalTrustMs: returnIdleMs > 0 ? returnIdleMs : Number.POSITIVE_INFINITY,
-    returns,
-    nowMs,
-  };
-  const partially = createPartialAdmission({
-    remote,
-    limit: model.limit,
-    counters,
-    nowMs,
-    expire: (state, atMs) => expire(state, atMs, model, counters),
-    answer: (state, atMs, allowed, retryAfterMs) => answer(model, state, atMs, allowed, retryAfterMs),
-  });
+  const lanes = createLanes(settings, counters, nowMs);
+  const returnEvery = async (take: (lane: Lane) => Promise<number>): Promise<number> =>
+    (await Promise.all([...lanes.all()].map(take))).reduce((sum, units) => sum + units, 0);
 
   let timer: ReturnType<typeof setInterval> | undefined;
   if (returnIdleMs > 0 && returnCheckIntervalMs > 0) {
-    timer = setInterval(() => void returns.returnIdle(), returnCheckIntervalMs);
+    timer = setInterval(() => void returnEvery((lane) => lane.context.returns.returnIdle()), returnCheckIntervalMs);
     timer.unref();
   }
   let closing: Promise<void> | undefined;
@@ -142,49 +113,99 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       checkKey(key);
       const cost = costOf(limitOptions);
       if (partialOf(limitOptions)) return undefined; // `limit` decides it
-      return tryLocally(context, table, key, cost);
+      const lane = laneOf(lanes, key, limitOptions);
+      return lane && tryLocally(lane.context, lane.table, key, cost);
     },
     limit(key, limitOptions) {
       let cost: number;
+      let lane: Lane | undefined;
       try {
         checkKey(key);
         cost = costOf(limitOptions);
-        if (partialOf(limitOptions)) return partially(key, table.get(key), cost);
+        lane = laneOf(lanes, key, limitOptions);
+        if (lane !== undefined && partialOf(limitOptions)) return lane.partially(key, lane.table.get(key), cost);
       } catch (error) {
         return Promise.reject(error);
       }
-      return limitKey(context, table, key, cost);
+      if (lane === undefined) return unleased(remote, counters, key, limitOptions);
+      return limitKey(lane.context, lane.table, key, cost);
     },
-    peek: (key) => peekKey(context, table, key),
+    async peek(key, peekOptions) {
+      checkKey(key);
+      const lane = laneOf(lanes, key, peekOptions);
+      if (lane === undefined) return remote.peek(key, peekOptions);
+      return peekKey(lane.context, lane.table, key);
+    },
     async reset(key) {
       checkKey(key);
-      table.delete(key);
+      for (const lane of lanes.all()) lane.table.delete(key);
       await remote.reset(key);
     },
     stats() {
       const atMs = nowMs();
       let heldUnits = 0;
-      for (const [, state] of table.entries()) {
-        expire(state, atMs, model, counters);
-        heldUnits += state.units;
+      let keys = 0;
+      for (const { context, table } of lanes.all()) {
+        keys += table.size;
+        for (const [, state] of table.entries()) {
+          expire(state, atMs, context.model, counters);
+          heldUnits += state.units;
+        }
       }
-      return { ...counters, keys: table.size, heldUnits };
+      return { ...counters, keys, heldUnits };
     },
-    returnIdle: () => returns.returnIdle(),
+    returnIdle: () => returnEvery((lane) => lane.context.returns.returnIdle()),
     close() {
       closing ??= (async () => {
         clearInterval(timer);
-        await returns.returnAll();
+        await returnEvery((lane) => lane.context.returns.returnAll());
         await remote.close();
       })();
       return closing;
     },
   };
   // Forward what the remote can do: a refund goes to the local lease first (docs/leasing.md).
-  if (typeof remote.refund === 'function') leased.refund = (key, units) => refundUnits(context, table, key, units);
-  // Debt spends the local lease first, the rest goes to the remote (docs/leasing.md).
-  if (typeof remote.charge === 'function') leased.charge = (key, units) => chargeUnits(context, table, key, units);
+  if (typeof remote.refund === 'function') {
+    leased.refund = async (key, units, refundOptions) => {
+      checkKey(key);
+      const lane = laneOf(lanes, key, refundOptions);
+      if (lane === undefined) return remote.refund?.(key, units, refundOptions);
+      return refundUnits(lane.context, lane.table, key, units);
+    };
+  }
+  // Debt spends the local lease first, the rest goes to the remote (docs/leasing.md); it is
+  // charged under the limiter's own numbers, so it spends the base lane's units.
+  if (typeof remote.charge === 'function') {
+    leased.charge = (key, units) => chargeUnits(lanes.base.context, lanes.base.table, key, units);
+  }
+  const { algorithmFor: remoteAlgorithmFor } = remote;
+  if (typeof remoteAlgorithmFor === 'function') {
+    leased.algorithmFor = (params) => remoteAlgorithmFor.call(remote, params);
+  }
   return leased;
+}
+
+/** The lane of a call's params, holding the key's units alone; `undefined`: decide unleased. */
+function laneOf(lanes: Lanes, key: string, options: ParamsOptions | undefined): Lane | undefined {
+  if (options?.params === undefined) {
+    lanes.claim(lanes.base, key);
+    return lanes.base;
+  }
+  const lane = lanes.of(options.params);
+  if (lane !== undefined) lanes.claim(lane, key);
+  return lane;
+}
+
+/** A call under params past the lanes' bound: the remote decides it, exactly, one call each. */
+function unleased(
+  remote: Limiter,
+  counters: ReturnType<typeof createCounters>,
+  key: string,
+  options: LimitOptions | undefined,
+): Promise<Decision> {
+  counters.requests++;
+  counters.remoteCalls++;
+  return remote.limit(key, options);
 }
 
 /** The decision for a key heard from and without a lease in flight, when no remote call is needed. */

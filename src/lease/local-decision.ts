@@ -55,6 +55,8 @@ export function decideLocally(
 ): Decision | undefined {
   expire(state, atMs, model, counters);
   if (cost === 0 && !model.exact) return undefined;
+  // An exhausted key may be over a smaller per-call limit, where even cost 0 is denied: the remote says.
+  if (cost === 0 && state.units === 0 && model.remainingAt(state, atMs) === 0) return undefined;
   if (cost <= state.units) {
     state.units -= cost;
     counters.localHits++;

@@ -1,3 +1,4 @@
+import type { AlgorithmParams } from '../algorithms/types.js';
 import type { Decision } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import type { KeyState } from './key-state.js';
@@ -7,6 +8,8 @@ import type { LeaseCounters } from './stats.js';
 /** What partial admission reads and updates of a leased limiter. */
 export interface PartialContext {
   readonly remote: Limiter;
+  /** The numbers the lane's units are taken under; `undefined` for the limiter's own. */
+  readonly params: AlgorithmParams | undefined;
   readonly limit: number;
   readonly counters: LeaseCounters;
   nowMs(): number;
@@ -44,7 +47,11 @@ export function createPartialAdmission(context: PartialContext) {
     counters.remoteCalls++;
     let reply: Decision;
     try {
-      reply = await remote.limit(key, { cost: cost - held, partial: true });
+      reply = await remote.limit(key, {
+        cost: cost - held,
+        partial: true,
+        ...(context.params && { params: context.params }),
+      });
     } catch (error) {
       if (state) state.units += held;
       counters.remoteErrors++;

@@ -31,7 +31,7 @@ export async function refundUnits(context: LeaseContext, table: KeyTable, key: s
   const refund = context.remote.refund as NonNullable<typeof context.remote.refund>;
   counters.returns++;
   try {
-    await refund.call(context.remote, key, rest);
+    await refund.call(context.remote, key, rest, context.params && { params: context.params });
   } catch (error) {
     counters.returnErrors++;
     throw error;

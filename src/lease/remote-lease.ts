@@ -1,3 +1,4 @@
+import type { AlgorithmParams } from '../algorithms/types.js';
 import type { Decision } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import { type KeyState, observe, recordLease } from './key-state.js';
@@ -10,6 +11,8 @@ import type { LeaseCounters } from './stats.js';
 /** What taking a lease from the remote needs: the settings, the remote's model, the counters. */
 export interface LeaseContext {
   readonly remote: Limiter;
+  /** The per-call params every remote call of this lane carries (undefined: the remote's own). */
+  readonly params: AlgorithmParams | undefined;
   readonly model: RemoteModel;
   readonly counters: LeaseCounters;
   readonly leaseSize: number;
@@ -23,7 +26,7 @@ export interface LeaseContext {
 
 function ask(context: LeaseContext, key: string, cost: number): Promise<Decision> {
   context.counters.remoteCalls++;
-  return context.remote.limit(key, { cost });
+  return context.remote.limit(key, context.params === undefined ? { cost } : { cost, params: context.params });
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { AlgorithmParams } from '../algorithms/types.js';
 import type { Decision, DegradedReason, FailureMode } from '../decision.js';
 import type { StoreUnavailableError } from '../errors.js';
 import type { DegradedEvent, PolicySettings } from './options.js';
@@ -20,6 +21,9 @@ export interface Degradation {
   cost: number;
   /** Whether the call spends (`limit`) or only reads (`peek`). */
   commit: boolean;
+  /** The call's per-call params and the limit they make (the wrapped limit without them). */
+  params?: AlgorithmParams;
+  limit: number;
   error?: StoreUnavailableError;
 }
 
@@ -37,13 +41,14 @@ export function degrade(context: PolicyContext, degradation: Degradation): Decis
 }
 
 function policyAnswer(
-  { settings, limit }: PolicyContext,
-  { mode, key, cost, commit }: Degradation,
+  { settings }: PolicyContext,
+  { mode, key, cost, commit, params, limit }: Degradation,
 ): { decision: Decision; instances?: number } {
   if (mode === 'open') return { decision: failOpen(limit, commit ? cost : 0) };
   if (mode === 'closed') return { decision: failClosed(limit, cost, settings.breaker.retryInMs()) };
   const local = (settings.fallback as NonNullable<PolicySettings['fallback']>).current();
-  const decision = commit ? local.limiter.limitSync(key, { cost }) : local.limiter.peekSync(key);
+  // The local share of the call's own numbers: the fallback's algorithm divides params too.
+  const decision = commit ? local.limiter.limitSync(key, { cost, params }) : local.limiter.peekSync(key, { params });
   // Never possible on the local share, but possible once the store is back.
   if (decision.retryAfterMs === Number.POSITIVE_INFINITY && cost <= limit) {
     decision.retryAfterMs = settings.breaker.retryInMs();

@@ -1,4 +1,5 @@
 import { divideAlgorithm } from '../algorithms/divide.js';
+import { algorithmFor } from '../algorithms/params.js';
 import type { Algorithm } from '../algorithms/types.js';
 import { ConfigError } from '../errors.js';
 import type { Clock } from '../limiter.js';
@@ -55,7 +56,7 @@ export function createLocalFallback(primary: Algorithm, options: LocalFallbackOp
   const maxKeys = requireInteger('fallback.maxKeys', orDefault(options.maxKeys, 100_000));
   const create = (n: number) => ({
     instances: n,
-    limiter: createMemoryLimiter({ algorithm: build(n), maxKeys, clock }),
+    limiter: createMemoryLimiter({ algorithm: withDividedParams(build(n), primary, n), maxKeys, clock }),
   });
   let local = create(sane(count()));
 
@@ -74,6 +75,27 @@ export function createLocalFallback(primary: Algorithm, options: LocalFallbackOp
 }
 
 const constant = (n: number) => () => n;
+
+/**
+ * `local` whose per-call params are the primary's, divided: a call under a plan's limit falls
+ * back to that limit ÷ N (`divideAlgorithm`), whatever `fallback.algorithm` makes of the base.
+ */
+function withDividedParams(local: Algorithm, primary: Algorithm, n: number): Algorithm {
+  const divided = new Map<Algorithm, Algorithm>();
+  return {
+    ...local,
+    withParams(params) {
+      const full = algorithmFor(primary, params);
+      let share = divided.get(full);
+      if (share === undefined) {
+        if (divided.size >= 64) divided.clear();
+        share = divideAlgorithm(full, n);
+        divided.set(full, share);
+      }
+      return share;
+    },
+  };
+}
 
 /** A count from user code is trusted only as far as an integer ≥ 1. */
 function sane(n: number): number {

@@ -1,3 +1,4 @@
+import { algorithmFor } from '../algorithms/params.js';
 import { TIMED_OUT, withDeadline } from '../deadline.js';
 import type { Decision, FailureMode, LimitOptions } from '../decision.js';
 import { isSluiceError, StoreUnavailableError } from '../errors.js';
@@ -14,7 +15,7 @@ export type { FailureStats } from './stats.js';
 /** A {@link Limiter} that answers by its failure policy when the store cannot decide. */
 export interface PolicyLimiter extends Limiter {
   /** Like `Limiter.peek`, with an optional per-call failure policy. */
-  peek(key: string, options?: Pick<LimitOptions, 'failure'>): Promise<Decision>;
+  peek(key: string, options?: Pick<LimitOptions, 'failure' | 'params'>): Promise<Decision>;
   /**
    * The wrapped limiter's synchronous path, when it has one (a leased limiter's `tryLimit`): a
    * decision taken without I/O, or `undefined` when the store is needed (then call `limit`).
@@ -124,9 +125,9 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
   }
   const { refund } = limiter;
   if (refund) {
-    policyLimiter.refund = async (key, units) => {
+    policyLimiter.refund = async (key, units, refundOptions) => {
       checkKey(key);
-      await guarded(wrapped, () => refund.call(limiter, key, units), `refund '${key}'`);
+      await guarded(wrapped, () => refund.call(limiter, key, units, refundOptions), `refund '${key}'`);
     };
   }
   const { charge } = limiter;
@@ -136,6 +137,8 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
       await guarded(wrapped, () => charge.call(limiter, key, units), `charge '${key}'`);
     };
   }
+  const { algorithmFor: innerAlgorithmFor } = limiter;
+  if (innerAlgorithmFor) policyLimiter.algorithmFor = (params) => innerAlgorithmFor.call(limiter, params);
   return policyLimiter;
 }
 
@@ -149,6 +152,8 @@ async function decide(
   const { settings, counts, sync } = wrapped;
   checkKey(key);
   const cost = commit ? costOf(options) : 1;
+  // Checked here too, so a policy never answers for params the store would refuse.
+  const { limit } = algorithmFor(wrapped.limiter.algorithm, options?.params);
   const mode = options?.failure === undefined ? settings.defaultMode : settings.modeOf(options.failure);
   counts.decisions++;
   const served = commit ? sync?.tryLimit(key, options) : undefined;
@@ -156,7 +161,7 @@ async function decide(
     counts.localDecisions++;
     return shadowed(wrapped, key, cost, served);
   }
-  const decision = await askStore(wrapped, key, options, commit, mode, cost);
+  const decision = await askStore(wrapped, key, options, commit, mode, cost, limit);
   return commit ? shadowed(wrapped, key, cost, decision) : decision;
 }
 
@@ -168,18 +173,22 @@ async function askStore(
   commit: boolean,
   mode: FailureMode,
   cost: number,
+  limit: number,
 ): Promise<Decision> {
   const { settings, counts, limiter } = wrapped;
+  const { params } = options ?? {};
   const { breaker } = settings;
   const ticket = breaker.acquire();
   if (ticket === undefined) {
     counts.breakerRejections++;
-    return degrade(wrapped, { reason: 'breaker-open', mode, key, cost, commit });
+    return degrade(wrapped, { reason: 'breaker-open', mode, key, cost, commit, params, limit });
   }
   counts.storeCalls++;
   let outcome: Decision | typeof TIMED_OUT;
   try {
-    const call = commit ? limiter.limit(key, options) : limiter.peek(key);
+    const call = commit
+      ? limiter.limit(key, options)
+      : limiter.peek(key, params === undefined ? undefined : { params });
     outcome = await withDeadline(call, settings.deadlineMs, wrapped.onLate);
   } catch (error) {
     if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) {
@@ -190,12 +199,12 @@ async function askStore(
     const reason = reasonOf(error);
     if (reason === 'connection') counts.connectionErrors++;
     else counts.scriptErrors++;
-    return degrade(wrapped, { reason, mode, key, cost, commit, error });
+    return degrade(wrapped, { reason, mode, key, cost, commit, params, limit, error });
   }
   if (outcome === TIMED_OUT) {
     breaker.failed(ticket);
     counts.timeouts++;
-    return degrade(wrapped, { reason: 'timeout', mode, key, cost, commit });
+    return degrade(wrapped, { reason: 'timeout', mode, key, cost, commit, params, limit });
   }
   breaker.succeeded(ticket);
   return outcome;

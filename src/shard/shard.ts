@@ -1,7 +1,7 @@
 import { divideAlgorithm } from '../algorithms/divide.js';
 import type { Algorithm } from '../algorithms/types.js';
 import type { Decision, LimitOptions } from '../decision.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, InvalidParamsError } from '../errors.js';
 import type { Limiter } from '../limiter.js';
 import {
   checkKey,
@@ -86,6 +86,9 @@ export function createShardedLimiter(options: ShardedLimiterOptions): Limiter {
     algorithm,
     async limit(key: string, limitOptions?: LimitOptions) {
       checkKey(key);
+      // The sub-keys hold the limit ÷ shards: a plan's whole numbers there would admit shards × the plan.
+      if (limitOptions?.params !== undefined)
+        throw new InvalidParamsError('a sharded limiter takes no per-call params');
       next = (next + 1) % shards;
       const decision = await inner.limit(subKey(key, next), limitOptions);
       return whole(decision, decision.remaining * shards);

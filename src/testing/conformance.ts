@@ -344,6 +344,40 @@ const properties: Record<Exclude<PropertyName, 'partial-admission'>, Check> = {
   'reservation-settle': reservationCheck('reservation-settle'),
   'reservation-expiry': reservationCheck('reservation-expiry'),
   'reservation-debt': reservationCheck('reservation-debt'),
+
+  // Random schedules whose calls carry random per-call params (a plan that changes on a live
+  // key, both ways): every decision equals the reference model's under that call's limit.
+  async 'per-request-params'({ target, profile }) {
+    const fc = await loadFastCheck();
+    const step = fc.record({
+      advanceMs: fc.oneof(
+        fc.constant(0),
+        fc.integer({ min: 0, max: 2 * INTERVAL_MS }),
+        fc.integer({ min: 0, max: PERIOD_MS }),
+      ),
+      key: fc.constantFrom('a', 'b'),
+      cost: fc.integer({ min: 0, max: 2 * LIMIT + 1 }),
+      // Limits dividing the period, so every plan's rate is a whole number of ms per unit.
+      limit: fc.constantFrom(2, 4, LIMIT, 8, 2 * LIMIT),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40 }), async (steps) => {
+        const { limiter, clock, key: namespace } = await setup(target, profile);
+        const model = profile.reference(LIMIT, PERIOD_MS);
+        try {
+          for (const { advanceMs, key, cost, limit } of steps) {
+            clock.advance(advanceMs);
+            const params = profile.paramsOf(limit, PERIOD_MS);
+            const actual = await limiter.limit(`${namespace}:${key}`, { cost, params });
+            assert.deepEqual(actual, model.decide(key, clock.now(), cost, limit), `under ${JSON.stringify(params)}`);
+          }
+        } finally {
+          await limiter.close();
+        }
+      }),
+      { numRuns: target.propertyRuns ?? 25 },
+    );
+  },
 };
 
 const byCapability: Record<Capability, [PropertyName, Check]> = {

@@ -3,7 +3,7 @@ import { gcra } from '../algorithms/gcra.js';
 import { slidingWindowCounter } from '../algorithms/sliding-window-counter.js';
 import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
-import type { Algorithm, AlgorithmName } from '../algorithms/types.js';
+import type { Algorithm, AlgorithmName, AlgorithmParams } from '../algorithms/types.js';
 import { fixedWindowReference } from './reference/fixed-window.js';
 import { gcraReference } from './reference/gcra.js';
 import { slidingWindowCounterReference } from './reference/sliding-window-counter.js';
@@ -30,6 +30,7 @@ export type PropertyName =
   | 'reservation-settle'
   | 'reservation-expiry'
   | 'reservation-debt'
+  | 'per-request-params'
   /** Only for a target declaring the `'partial'` capability. */
   | 'partial-admission';
 
@@ -38,6 +39,8 @@ export interface AlgorithmProfile {
   readonly name: AlgorithmName;
   /** An algorithm whose fresh key holds exactly `limit` units and that admits `limit` per `periodMs`. */
   build(limit: number, periodMs: number): Algorithm;
+  /** The per-call params of `build(limit, periodMs)`'s numbers, for a limiter built otherwise. */
+  paramsOf(limit: number, periodMs: number): AlgorithmParams;
   /** A fresh slow model of the same algorithm. */
   reference(limit: number, periodMs: number): ReferenceModel;
   /**
@@ -61,18 +64,21 @@ export const profiles: AlgorithmProfile[] = [
   {
     name: 'gcra',
     build: (limit, periodMs) => gcra({ limit, periodMs }),
+    paramsOf: (limit, periodMs) => ({ limit, periodMs }),
     reference: (limit, periodMs) => gcraReference(limit, periodMs),
     exempt: {},
   },
   {
     name: 'token-bucket',
     build: (limit, periodMs) => tokenBucket({ capacity: limit, rate: limit, periodMs }),
+    paramsOf: (limit, periodMs) => ({ capacity: limit, rate: limit, periodMs }),
     reference: (limit, periodMs) => tokenBucketReference({ capacity: limit, rate: limit, periodMs }),
     exempt: {},
   },
   {
     name: 'fixed-window',
     build: (limit, windowMs) => fixedWindow({ limit, windowMs }),
+    paramsOf: (limit, windowMs) => ({ limit, windowMs }),
     reference: (limit, windowMs) => fixedWindowReference({ limit, windowMs }),
     exempt: {
       ...NO_RESERVATIONS,
@@ -83,6 +89,7 @@ export const profiles: AlgorithmProfile[] = [
   {
     name: 'sliding-window-log',
     build: (limit, windowMs) => slidingWindowLog({ limit, windowMs }),
+    paramsOf: (limit, windowMs) => ({ limit, windowMs }),
     reference: (limit, windowMs) => slidingWindowLogReference({ limit, windowMs }),
     exempt: {
       ...NO_RESERVATIONS,
@@ -94,6 +101,7 @@ export const profiles: AlgorithmProfile[] = [
   {
     name: 'sliding-window-counter',
     build: (limit, windowMs) => slidingWindowCounter({ limit, windowMs }),
+    paramsOf: (limit, windowMs) => ({ limit, windowMs }),
     reference: (limit, windowMs) => slidingWindowCounterReference({ limit, windowMs }),
     exempt: {
       ...NO_RESERVATIONS,

@@ -1,6 +1,7 @@
+import { algorithmFor } from '../../algorithms/params.js';
 import { admitPartially } from '../../algorithms/partial.js';
 import type { Algorithm, StateGrowth } from '../../algorithms/types.js';
-import { type Decision, type LimitOptions, peekDecision } from '../../decision.js';
+import { type Decision, type LimitOptions, type ParamsOptions, peekDecision } from '../../decision.js';
 import { ClockError } from '../../errors.js';
 import { type Clock, monotonicClock, readClock, type SyncLimiter } from '../../limiter.js';
 import {
@@ -14,6 +15,7 @@ import {
   requireInteger,
   requireOptions,
 } from '../../validate.js';
+import { freshnessOf } from './freshness.js';
 import { createSlotTable, type SlotTable, slotBytes } from './slot-table.js';
 
 /** Options of {@link createMemoryLimiter}. */
@@ -94,20 +96,25 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     orDefault(options.maxBytes, Math.max(DEFAULT_MAX_BYTES, maxKeys * slotBytes(width))),
     slotBytes(width) + maxOwnBytes,
   );
-  const table = createSlotTable({ width, maxKeys, maxBytes, maxOwnBytes, freshAtMs: algorithm.freshAtMs });
+  const freshness = freshnessOf(algorithm);
+  const table = createSlotTable({ width, maxKeys, maxBytes, maxOwnBytes, freshAtMs: freshness.freshAtMs });
+  // The algorithm of a call's params; seen by the table's expiry, so no key is dropped early.
+  const resolve = (options: ParamsOptions | undefined): Algorithm =>
+    options?.params === undefined ? algorithm : freshness.seen(algorithmFor(algorithm, options.params));
   // Decides for keys not in the table, so a denied stranger never takes a slot.
   const scratch = new Float64Array(growth ? growth.freshSize : width);
   const stateOf = (slot: number): Float64Array => (growth ? (table.own(slot) as Float64Array) : table.state);
   const offsetOf = (slot: number): number => slot * width;
 
-  // Decides `cost` for `key` at `nowMs`; `slot` is its slot, -1 for a stranger (already checked).
+  // Decides `cost` for `key` under `core` at `nowMs`; `slot` is its slot, -1 for a stranger
+  // (already checked).
   const decideAt = growth
-    ? (key: string, slot: number, cost: number, nowMs: number): Decision =>
-        decideGrowing(algorithm, growth, table, scratch, key, slot, cost, nowMs)
-    : (key: string, slot: number, cost: number, nowMs: number): Decision => {
-        if (slot !== -1) return algorithm.decide(table.state, slot * width, nowMs, cost, true);
+    ? (key: string, slot: number, cost: number, nowMs: number, core: Algorithm): Decision =>
+        decideGrowing(core, core.growth ?? growth, table, scratch, key, slot, cost, nowMs)
+    : (key: string, slot: number, cost: number, nowMs: number, core: Algorithm): Decision => {
+        if (slot !== -1) return core.decide(table.state, slot * width, nowMs, cost, true);
         scratch.fill(0);
-        const decision = algorithm.decide(scratch, 0, nowMs, cost, true);
+        const decision = core.decide(scratch, 0, nowMs, cost, true);
         if (decision.allowed && cost > 0) {
           const inserted = table.insert(key, nowMs); // may grow the table, replacing `table.state`
           table.state.set(scratch, inserted * width);
@@ -116,51 +123,48 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       };
   // A key the table holds was checked when it went in, so only a stranger is checked: one
   // Map lookup, no scan of the key, on the path a busy key takes.
-  const decide = (key: string, cost: number): Decision => {
+  const decide = (key: string, cost: number, core: Algorithm): Decision => {
     const slot = table.find(key);
     if (slot === -1) checkKey(key);
-    return decideAt(key, slot, cost, readClock(clock));
+    return decideAt(key, slot, cost, readClock(clock), core);
   };
-  // What `cost` would do now, applying nothing.
-  const reportAt = (key: string, cost: number, nowMs: number): Decision => {
+  // What `cost` would do now under `core`, applying nothing.
+  const reportAt = (key: string, cost: number, nowMs: number, core: Algorithm): Decision => {
     const slot = table.find(key);
     if (slot === -1) scratch.fill(0);
-    return algorithm.decide(
-      slot === -1 ? scratch : stateOf(slot),
-      slot === -1 ? 0 : offsetOf(slot),
-      nowMs,
-      cost,
-      false,
-    );
+    return core.decide(slot === -1 ? scratch : stateOf(slot), slot === -1 ? 0 : offsetOf(slot), nowMs, cost, false);
   };
-  const decidePartially = (key: string, cost: number): Decision => {
+  const decidePartially = (key: string, cost: number, core: Algorithm): Decision => {
     checkKey(key);
     const nowMs = readClock(clock);
     return admitPartially(cost, (units, commit) =>
-      commit ? decideAt(key, table.find(key), units, nowMs) : reportAt(key, units, nowMs),
+      commit ? decideAt(key, table.find(key), units, nowMs, core) : reportAt(key, units, nowMs, core),
     );
   };
   const limitSync = (key: string, limitOptions?: LimitOptions): Decision => {
-    if (limitOptions === undefined) return decide(key, 1);
+    if (limitOptions === undefined) return decide(key, 1, algorithm);
     const cost = costOf(limitOptions);
-    return partialOf(limitOptions) ? decidePartially(key, cost) : decide(key, cost);
+    const core = limitOptions.params === undefined ? algorithm : resolve(limitOptions);
+    return partialOf(limitOptions) ? decidePartially(key, cost, core) : decide(key, cost, core);
   };
-  const peekSync = (key: string): Decision => {
+  const peekSync = (key: string, peekOptions?: ParamsOptions): Decision => {
     checkKey(key);
+    const core = resolve(peekOptions);
     const nowMs = readClock(clock);
-    return peekDecision(reportAt(key, 0, nowMs), reportAt(key, 1, nowMs));
+    return peekDecision(reportAt(key, 0, nowMs, core), reportAt(key, 1, nowMs, core));
   };
   const resetSync = (key: string): void => {
     checkKey(key);
     table.delete(key);
   };
   const refund = algorithm.refund;
-  const refundSync = (key: string, units: number): void => {
+  const refundSync = (key: string, units: number, refundOptions?: ParamsOptions): void => {
     checkKey(key);
     costOf({ cost: units });
+    const core = resolve(refundOptions);
     const nowMs = readClock(clock);
     const slot = table.find(key);
-    if (slot !== -1 && units > 0) refund?.(stateOf(slot), offsetOf(slot), nowMs, units);
+    if (slot !== -1 && units > 0) core.refund?.(stateOf(slot), offsetOf(slot), nowMs, units);
   };
   // Only fixed-size states take a charge (the algorithms with a refund), so a new key's state is
   // its slot of the shared array, zeroed.
@@ -210,9 +214,13 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
         return Promise.reject(error);
       }
     },
-    peek: (key) => settle(() => peekSync(key)),
+    peek: (key, peekOptions) => settle(() => peekSync(key, peekOptions)),
     reset: (key) => settle(() => resetSync(key)),
-    ...(refund && { refund: (key: string, units: number) => settle(() => refundSync(key, units)) }),
+    ...(refund && {
+      refund: (key: string, units: number, refundOptions?: ParamsOptions) =>
+        settle(() => refundSync(key, units, refundOptions)),
+    }),
+    algorithmFor: (params) => algorithmFor(algorithm, params),
     ...(charge && { charge: (key: string, units: number) => settle(() => chargeSync(key, units)) }),
     prune: () => table.prune(readClock(clock)),
     close() {

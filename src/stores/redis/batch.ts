@@ -38,8 +38,11 @@ export interface BatchOptions {
 
 /** Collects the decisions of one event-loop turn into script calls. */
 export interface Batcher<T> {
-  /** Queues one decision; resolves with what the reader made of it, rejects with the call's error. */
-  decide(key: string, now: string, cost: number, commit: Commit): Promise<T>;
+  /**
+   * Queues one decision under the algorithm's `params` (its `scriptParams`); resolves with what
+   * the reader made of it, rejects with the call's error.
+   */
+  decide(key: string, now: string, cost: number, commit: Commit, params: readonly number[]): Promise<T>;
   /** Sends what is queued now and resolves when every call sent so far has settled. */
   drain(): Promise<void>;
 }
@@ -49,18 +52,18 @@ export interface Batcher<T> {
  * `setImmediate`, so every reply and request the poll phase delivered joins) go out as one
  * call of the algorithm's script with many KEYS; the script decides them one after another,
  * in arrival order, atomically, exactly as separate calls would. A call holds one clock
- * reading: a decision whose reading differs closes the call and opens the next (sent in
- * order on the same connection), so a client clock never decides a request at a time other
- * than its own.
+ * reading and one set of parameters: a decision whose reading or parameters (per-call
+ * `params`) differ closes the call and opens the next (sent in order on the same connection),
+ * so a client clock never decides a request at a time other than its own and a mixed batch is
+ * decided in arrival order, each decision under its own numbers.
  */
 export function createBatcher<T>(
   client: ScriptClient,
   script: LuaScript,
-  params: readonly number[],
   options: { read: ReplyReader<T>; maxDecisions: number; bySlot: boolean; byNode?: NodeBatching },
 ): Batcher<T> {
   const { maxDecisions, bySlot, byNode } = options;
-  const sender = { client, script, params, read: options.read, byNode };
+  const sender = { client, script, read: options.read, byNode };
   const open = new Map<number | string, Call>();
   const inFlight = new Set<Promise<void>>();
   let scheduled = false;
@@ -78,18 +81,18 @@ export function createBatcher<T>(
   };
 
   return {
-    decide(key, now, cost, commit) {
+    decide(key, now, cost, commit, params) {
       return new Promise<T>((resolve, reject) => {
         const slot = bySlot || byNode ? keySlot(key) : 0;
         const master = byNode?.nodes.masterOf(slot);
         const group = master ?? slot;
         let call = open.get(group);
-        if (call !== undefined && (call.now !== now || call.keys.length >= maxDecisions)) {
+        if (call !== undefined && (call.now !== now || call.params !== params || call.keys.length >= maxDecisions)) {
           send(call);
           call = undefined;
         }
         if (call === undefined) {
-          call = { now, master, keys: [], costs: [], waiters: [] };
+          call = { now, params, master, keys: [], costs: [], waiters: [] };
           open.set(group, call);
         }
         call.keys.push(key);

@@ -34,10 +34,12 @@ export interface Waiter {
 
 /**
  * One script call: decisions sharing a slot (or all, unclustered), or sharing a master
- * (`master` set), and a clock reading.
+ * (`master` set), a clock reading and the algorithm's parameters.
  */
 export interface Call {
   now: string;
+  /** The algorithm's `scriptParams` every decision of the call is taken under. */
+  params: readonly number[];
   master?: string;
   keys: string[];
   /** One `costArg` per decision. */
@@ -45,11 +47,10 @@ export interface Call {
   waiters: Waiter[];
 }
 
-/** Where a batcher's calls go: the client, the algorithm's script and parameters, the reply reader. */
+/** Where a batcher's calls go: the client, the algorithm's script, the reply reader. */
 export interface Sender {
   client: ScriptClient;
   script: LuaScript;
-  params: readonly number[];
   read: ReplyReader<unknown>;
   /** Set for per-master batching. */
   byNode: NodeBatching | undefined;
@@ -67,8 +68,8 @@ export function sendCall(sender: Sender, call: Call): Promise<void> {
 }
 
 function sendSlot(sender: Sender, call: Call): Promise<void> {
-  const { client, script, params } = sender;
-  return runScript(client, script, call.keys, [call.now, ...params, ...sharedCostArgs(call.costs)]).then(
+  const { client, script } = sender;
+  return runScript(client, script, call.keys, [call.now, ...call.params, ...sharedCostArgs(call.costs)]).then(
     (reply) => fanOut(sender, call.waiters, reply),
     (error: unknown) => {
       if (refusedMidMigration(error) && call.keys.length > 1) return sendEach(sender, call);
@@ -80,10 +81,10 @@ function sendSlot(sender: Sender, call: Call): Promise<void> {
 // The call's slot is half migrated and its keys are on both nodes (TRYAGAIN); nothing ran.
 // One key is always on one node (the client follows ASK to it), so decide them one by one.
 async function sendEach(sender: Sender, call: Call): Promise<void> {
-  const { client, script, params } = sender;
+  const { client, script } = sender;
   await Promise.all(
     call.keys.map((key, i) =>
-      runScript(client, script, [key], [call.now, ...params, call.costs[i] as number]).then(
+      runScript(client, script, [key], [call.now, ...call.params, call.costs[i] as number]).then(
         (reply) => fanOut(sender, [call.waiters[i] as Waiter], reply),
         (error: unknown) => call.waiters[i]?.reject(error),
       ),
@@ -99,7 +100,7 @@ async function sendBySlot(sender: Sender, call: Call): Promise<void> {
     const slot = keySlot(key);
     let part = slots.get(slot);
     if (part === undefined) {
-      part = { now: call.now, keys: [], costs: [], waiters: [] };
+      part = { now: call.now, params: call.params, keys: [], costs: [], waiters: [] };
       slots.set(slot, part);
     }
     part.keys.push(key);
@@ -112,7 +113,7 @@ async function sendBySlot(sender: Sender, call: Call): Promise<void> {
 function sendNode(sender: Sender, call: Call, master: string, perNode: NodeBatching): Promise<void> {
   const connection = perNode.nodes.connectionTo(master);
   if (connection === undefined) return sendBySlot(sender, call);
-  const args: (string | number)[] = [call.now, ...sender.params];
+  const args: (string | number)[] = [call.now, ...call.params];
   call.keys.forEach((key, i) => {
     args.push(key, call.costs[i] as number);
   });

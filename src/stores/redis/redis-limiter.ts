@@ -1,5 +1,6 @@
+import { algorithmFor } from '../../algorithms/params.js';
 import type { Algorithm } from '../../algorithms/types.js';
-import { type Decision, peekDecision } from '../../decision.js';
+import { type Decision, type ParamsOptions, peekDecision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
 import { type Limiter, readClock } from '../../limiter.js';
 import {
@@ -100,11 +101,17 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   if (clock !== undefined && typeof clock !== 'function') {
     throw new ConfigError("clock must be 'server', 'client' or a function returning epoch ms");
   }
-  const params = algorithm.scriptParams;
+  // A call's algorithm: the limiter's, or the one its params make (checked before any I/O).
+  const coreOf = (options: ParamsOptions | undefined): Algorithm =>
+    options?.params === undefined ? algorithm : algorithmFor(algorithm, options.params);
+  // The script reports the limiter's limit; a call under other params reports its own.
+  const ownLimit = (core: Algorithm) => (decision: Decision) => {
+    decision.limit = core.limit;
+    return decision;
+  };
   const read = (reply: unknown, index: number): Decision => toDecision(reply, algorithm.limit, index);
   const batcher = batcherOf(clients.batch, script, read, options);
   const refundScript = refundScripts[algorithm.name];
-  const partialCap = Math.min(algorithm.limit, MAX_PARTIAL_COST);
   const chargeScript = chargeScripts[algorithm.name];
 
   const warn = createWarner(options.onWarning);
@@ -137,39 +144,45 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     algorithm,
     async limit(key, limitOptions) {
       const redisKey = redisKeyOf(key);
+      const core = coreOf(limitOptions);
       const commit = partialOf(limitOptions) ? 'partial' : true;
       // A partial request admits at most the limit, so asking for more is asking for the limit.
-      const cost = commit === true ? costOf(limitOptions) : Math.min(costOf(limitOptions), partialCap);
+      const cost =
+        commit === true ? costOf(limitOptions) : Math.min(costOf(limitOptions), core.limit, MAX_PARTIAL_COST);
       firstUse();
-      if (batcher) return batcher.decide(redisKey, nowArg(), cost, commit).catch(failedTo.decide);
+      if (batcher) {
+        const decided = batcher.decide(redisKey, nowArg(), cost, commit, core.scriptParams).catch(failedTo.decide);
+        return core === algorithm ? decided : decided.then(ownLimit(core));
+      }
       const reply = await runScript(
         clients.decide,
         script,
         [redisKey],
-        [nowArg(), ...params, costArg(cost, commit)],
+        [nowArg(), ...core.scriptParams, costArg(cost, commit)],
       ).catch(failedTo.decide);
-      return read(reply, 0);
+      return ownLimit(core)(read(reply, 0));
     },
-    async peek(key) {
+    async peek(key, peekOptions) {
       const redisKey = redisKeyOf(key);
+      const core = coreOf(peekOptions);
       const now = nowArg();
       firstUse();
       // One round trip: the script decides cost 0 and an unapplied cost 1 on the same key.
       // Batched, both join the queue, so the peek sees the decisions queued before it.
       if (batcher) {
         const [current, next] = await Promise.all([
-          batcher.decide(redisKey, now, 0, false),
-          batcher.decide(redisKey, now, 1, false),
+          batcher.decide(redisKey, now, 0, false, core.scriptParams),
+          batcher.decide(redisKey, now, 1, false, core.scriptParams),
         ]).catch(failedTo.peek);
-        return peekDecision(current, next);
+        return ownLimit(core)(peekDecision(current, next));
       }
       const reply = await runScript(
         clients.peek,
         script,
         [redisKey, redisKey],
-        [now, ...params, costArg(0, false), costArg(1, false)],
+        [now, ...core.scriptParams, costArg(0, false), costArg(1, false)],
       ).catch(failedTo.peek);
-      return peekDecision(read(reply, 0), read(reply, 1));
+      return ownLimit(core)(peekDecision(read(reply, 0), read(reply, 1)));
     },
     async reset(key) {
       const redisKey = redisKeyOf(key);
@@ -178,8 +191,9 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       await runScript(clients.reset, resetScript, [redisKey], []).catch(failedTo.reset);
     },
     ...(refundScript && {
-      async refund(key: string, units: number) {
+      async refund(key: string, units: number, refundOptions?: ParamsOptions) {
         const redisKey = redisKeyOf(key);
+        const params = coreOf(refundOptions).scriptParams;
         if (costOf({ cost: units }) === 0) return;
         await batcher?.drain();
         await runScript(clients.refund, refundScript, [redisKey], [nowArg(), ...params, units]).catch(failedTo.refund);
@@ -191,9 +205,11 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
         if (costOf({ cost: units }) === 0) return;
         // Decisions queued before the charge are applied before it, as they would be unbatched.
         await batcher?.drain();
+        const params = algorithm.scriptParams;
         await runScript(clients.charge, chargeScript, [redisKey], [nowArg(), ...params, units]).catch(failedTo.charge);
       },
     }),
+    algorithmFor: (params) => algorithmFor(algorithm, params),
     close: async () => {
       await batcher?.drain();
     },
@@ -217,7 +233,7 @@ function batcherOf(
   }
   if (byNode && settings.bySlot === false)
     throw new ConfigError('batch.byNode falls back per slot: bySlot cannot be false');
-  return createBatcher(client, script, options.algorithm.scriptParams, {
+  return createBatcher(client, script, {
     read,
     maxDecisions: requireInteger('batch.maxDecisions', orDefault(settings.maxDecisions, 64), 1, 1000),
     bySlot,
@@ -260,7 +276,7 @@ function toDecision(reply: unknown, limit: number, index: number): Decision {
   const decision: Decision = {
     allowed: allowed === 1,
     limit,
-    remaining: remaining as number,
+    remaining: Math.max(0, remaining as number), // below 0 only for a state written under a larger limit
     retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : (retryAfterMs as number),
     resetAfterMs: resetAfterMs as number,
   };

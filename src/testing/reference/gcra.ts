@@ -19,14 +19,18 @@ import type { ReferenceModel } from './types.js';
  * deepStrictEqual(pick(limiter.limitSync('k', { cost: 3 })), pick(model.decide('k', 5_000, 3)));
  * ```
  */
-export function gcraReference(limit: number, periodMs: number, burst = limit): ReferenceModel {
-  const interval = (BigInt(periodMs) * 1000n + BigInt(limit) - 1n) / BigInt(limit);
-  const capacity = BigInt(burst) * interval;
+export function gcraReference(baseLimit: number, periodMs: number, baseBurst = baseLimit): ReferenceModel {
   const buckets = new Map<string, { level: bigint; at: bigint }>();
   const ceilMs = (us: bigint) => Number((us + 999n) / 1000n);
 
   return {
-    decide(key, nowMs, cost) {
+    // A call's own limit (burst = limit) changes T and the bucket's size; the work it holds, in
+    // µs, stays: owed time carries over a change.
+    decide(key, nowMs, cost, callLimit) {
+      const limit = callLimit ?? baseLimit;
+      const burst = callLimit ?? baseBurst;
+      const interval = (BigInt(periodMs) * 1000n + BigInt(limit) - 1n) / BigInt(limit);
+      const capacity = BigInt(burst) * interval;
       const now = BigInt(nowMs) * 1000n;
       const bucket = buckets.get(key) ?? { level: 0n, at: now };
       const drained = bucket.at > now ? bucket.level : bucket.level - (now - bucket.at);

@@ -5,6 +5,8 @@ import type { ReferenceModel } from './types.js';
 export interface Admitted {
   readonly atMs: number;
   readonly cost: number;
+  /** The limit the request was admitted under. */
+  readonly limit: number;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface HistoryRule {
   /** After this long without an admission, `used` is 0 whatever came before. */
   readonly horizonMs: number;
   /** Units counted against the limit at `atMs`, given every admitted request so far (oldest first). Never rises as `atMs` grows. */
-  used(history: readonly Admitted[], atMs: number): number;
+  used(history: readonly Admitted[], atMs: number, limit: number): number;
 }
 
 /**
@@ -30,24 +32,25 @@ export interface HistoryRule {
 export function historyModel(rule: HistoryRule): ReferenceModel {
   const histories = new Map<string, Admitted[]>();
   return {
-    decide(key, nowMs, cost): Decision {
+    decide(key, nowMs, cost, callLimit): Decision {
+      const limit = callLimit ?? rule.limit;
       const history = histories.get(key) ?? [];
-      const used = (atMs: number) => rule.used(history, atMs);
-      const passes = (atMs: number) => used(atMs) + cost <= rule.limit;
-      const allowed = cost <= rule.limit && passes(nowMs);
+      const used = (atMs: number) => rule.used(history, atMs, limit);
+      const passes = (atMs: number) => used(atMs) + cost <= limit;
+      const allowed = cost <= limit && passes(nowMs);
       if (allowed && cost > 0) {
-        history.push({ atMs: nowMs, cost });
+        history.push({ atMs: nowMs, cost, limit });
         histories.set(key, history);
       }
       const quietFromMs = (history.at(-1)?.atMs ?? nowMs) + rule.horizonMs;
       let retryAfterMs = 0;
       if (!allowed) {
-        retryAfterMs = cost > rule.limit ? Number.POSITIVE_INFINITY : firstMs(nowMs, quietFromMs, passes) - nowMs;
+        retryAfterMs = cost > limit ? Number.POSITIVE_INFINITY : firstMs(nowMs, quietFromMs, passes) - nowMs;
       }
       return {
         allowed,
-        limit: rule.limit,
-        remaining: rule.limit - used(nowMs),
+        limit,
+        remaining: Math.max(0, limit - used(nowMs)),
         retryAfterMs,
         resetAfterMs: firstMs(nowMs, quietFromMs, (atMs) => used(atMs) === 0) - nowMs,
       };

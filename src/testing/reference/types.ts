@@ -6,5 +6,10 @@ import type { Decision } from '../../decision.js';
  * against a model and a real limiter and require identical decisions.
  */
 export interface ReferenceModel {
-  decide(key: string, nowMs: number, cost: number): Decision;
+  /**
+   * `limit`, when given, is this call's limit (per-call params of the same period, see
+   * `AlgorithmProfile.paramsOf`): the key's state, written under earlier calls' limits, is read
+   * under it as docs/algorithms.md defines ("Parameters that change on a live key").
+   */
+  decide(key: string, nowMs: number, cost: number, limit?: number): Decision;
 }
