@@ -6,12 +6,12 @@ import type { Limiter } from './limiter.js';
  * `refund`, nested HTTP limits fall back from charging in parallel (one round trip per limit)
  * to reading every key first (twice the round trips per allowed request).
  */
-export const OPTIONAL_LIMITER_MEMBERS = ['refund'] as const;
+export const OPTIONAL_LIMITER_MEMBERS = ['refund', 'block', 'unblock', 'penalty', 'reward', 'invalidate'] as const;
 
 /**
  * For a decorator you write around a limiter: gives `outer` each optional {@link Limiter}
- * member (see {@link OPTIONAL_LIMITER_MEMBERS}: `refund`) that `inner` has and `outer` does not
- * define itself, calling `inner`'s. Members `outer` defines are kept, so override what your
+ * member (see {@link OPTIONAL_LIMITER_MEMBERS}: `refund` and the admin operations) that `inner`
+ * has and `outer` does not define itself, calling `inner`'s, and `inner`'s `invalidations`. Members `outer` defines are kept, so override what your
  * decorator must see (e.g. count refunds) and let the rest through. Members `inner` lacks stay
  * absent: callers read an absent `refund` as "this limiter cannot refund" and plan for it.
  *
@@ -46,8 +46,12 @@ export function forwardOptional<T extends Limiter>(inner: Limiter, outer: T): T 
   for (const member of OPTIONAL_LIMITER_MEMBERS) {
     const forward = inner[member];
     if (typeof forward === 'function' && outer[member] === undefined) {
-      outer[member] = (...args: Parameters<typeof forward>) => forward.apply(inner, args);
+      (outer as Record<string, unknown>)[member] = (...args: unknown[]) =>
+        (forward as (...args: unknown[]) => unknown).apply(inner, args);
     }
+  }
+  if (inner.invalidations !== undefined && outer.invalidations === undefined) {
+    Object.defineProperty(outer, 'invalidations', { value: inner.invalidations, enumerable: true });
   }
   return outer;
 }

@@ -66,6 +66,14 @@ export interface Algorithm {
    * algorithms with `refund`; their stores keep the state within safe integers.
    */
   charge?(state: Float64Array, offset: number, nowMs: number, units: number): void;
+  /**
+   * An admin `reward` on an algorithm without `refund`: gives `units` back to the key's current
+   * state, never past fresh. Unlike `refund` it need not undo a past admission exactly (a fixed
+   * window counts it down in whatever window is open), so leasing never returns leases with it.
+   */
+  reward?(state: Float64Array, offset: number, nowMs: number, units: number): void;
+  /** An admin `penalty` on an algorithm without `charge`: spends `units` without an admission, as far as empty. */
+  penalty?(state: Float64Array, offset: number, nowMs: number, units: number): void;
 }
 
 /** How a state that grows with what a key holds is sized: see {@link Algorithm.growth}. */

@@ -1,6 +1,8 @@
 import type { Decision, LimitOptions } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import { checkKey, costOf } from '../validate.js';
+import { adminOperations } from './admin.js';
+import { followInvalidations } from './invalidation.js';
 import { createKeyState, type KeyState, observe } from './key-state.js';
 import { createKeyTable, type KeyTable } from './key-table.js';
 import { takeLease, waitForLease } from './lease-queue.js';
@@ -103,6 +105,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     nowMs,
     expire: (state, atMs) => expire(state, atMs, model, counters),
   });
+  const refusalTrustMs = returnIdleMs > 0 ? returnIdleMs : Number.POSITIVE_INFINITY;
   const context: LeaseContext = {
     remote,
     model,
@@ -111,11 +114,16 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     adaptiveDivisor: settings.adaptiveDivisor,
     // With lease return on, other instances may give units back while this one caches a refusal:
     // it asks again after at most returnIdleMs, so returned units reach it within that time.
-    refusalTrustMs: returnIdleMs > 0 ? returnIdleMs : Number.POSITIVE_INFINITY,
+    // While the remote's invalidations are not live, a reset elsewhere could go unheard: no
+    // refusal is trusted, so a denied request asks the remote (docs/leasing.md, "Invalidation").
+    get refusalTrustMs() {
+      return remote.invalidations?.live === false ? 0 : refusalTrustMs;
+    },
     returns,
     nowMs,
   };
 
+  const unfollow = followInvalidations(remote, table, counters);
   let timer: ReturnType<typeof setInterval> | undefined;
   if (returnIdleMs > 0 && returnCheckIntervalMs > 0) {
     timer = setInterval(() => void returns.returnIdle(), returnCheckIntervalMs);
@@ -160,6 +168,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     close() {
       closing ??= (async () => {
         clearInterval(timer);
+        unfollow();
         await returns.returnAll();
         await remote.close();
       })();
@@ -168,6 +177,8 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   };
   // Forward what the remote can do: a refund goes to the local lease first (docs/leasing.md).
   if (typeof remote.refund === 'function') leased.refund = (key, units) => refundUnits(context, table, key, units);
+  Object.assign(leased, adminOperations(remote, table, counters));
+  if (remote.invalidations) Object.defineProperty(leased, 'invalidations', { value: remote.invalidations });
   return leased;
 }
 

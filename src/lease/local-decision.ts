@@ -49,6 +49,11 @@ export function decideLocally(
   counters: LeaseCounters,
 ): Decision | undefined {
   expire(state, atMs, model, counters);
+  const blocked = blockedAnswer(model, state, atMs);
+  if (blocked) {
+    counters.cachedDenials++;
+    return blocked;
+  }
   if (cost === 0 && !model.exact) return undefined;
   if (cost <= state.units) {
     state.units -= cost;
@@ -63,6 +68,12 @@ export function decideLocally(
   return answer(model, state, atMs, false, retryAfterMs);
 }
 
+/** The denial of a key the remote said is blocked, while the block runs and is trusted; else undefined. */
+export function blockedAnswer(model: RemoteModel, state: KeyState, atMs: number): Decision | undefined {
+  if (atMs >= state.blockedUntilMs || atMs >= state.trustRefusalUntilMs) return undefined;
+  return { ...answer(model, state, atMs, false, state.blockedUntilMs - atMs), remaining: 0, reason: 'blocked' };
+}
+
 /** `peek` without I/O: a held unit admits, a cached refusal covering one unit denies; else undefined. */
 export function peekLocally(
   model: RemoteModel,
@@ -71,6 +82,8 @@ export function peekLocally(
   counters: LeaseCounters,
 ): Decision | undefined {
   expire(state, atMs, model, counters);
+  const blocked = blockedAnswer(model, state, atMs);
+  if (blocked) return blocked;
   if (state.units >= 1) return answer(model, state, atMs, true, 0);
   const retryAfterMs = refusalFor(model, state, 1, atMs);
   return retryAfterMs === undefined ? undefined : answer(model, state, atMs, false, retryAfterMs);

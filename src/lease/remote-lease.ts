@@ -47,6 +47,7 @@ export async function leaseFor(
   // the shortfall, not a lease the remote said it cannot grant.
   const probing = state.deniedUnits > 0 && askedAtMs < state.deniedUntilMs;
   let units = probing ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
+  const { epoch } = state;
   let reply = await ask(context, key, units);
   if (!reply.allowed && !reply.degraded && units > shortfall) {
     // A lease of 30 against 10 left must not refuse a request for 1.
@@ -58,8 +59,31 @@ export async function leaseFor(
   }
   if (reply.degraded) return reply;
   observe(state, askedAtMs, reply);
+  // An invalidation heard while the call was out may postdate the reply: keep nothing from it.
+  if (state.epoch !== epoch) return unheld(context, key, state, cost, askedAtMs, units, reply);
   if (!reply.allowed) return refused(context, state, askedAtMs, units, reply);
   return granted(context, key, state, cost, askedAtMs, units, reply);
+}
+
+// A reply older than an invalidation answers its request and leaves no lease, refusal or block behind.
+function unheld(
+  context: LeaseContext,
+  key: string,
+  state: KeyState,
+  cost: number,
+  askedAtMs: number,
+  units: number,
+  reply: Decision,
+): Decision | undefined {
+  if (!reply.allowed)
+    return { ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) };
+  const decision = granted(context, key, state, cost, askedAtMs, units, reply);
+  state.units = 0;
+  return decision;
+}
+
+function blockOf(reply: Decision): Partial<Decision> {
+  return reply.reason === 'blocked' ? { remaining: 0, reason: 'blocked' } : {};
 }
 
 // Nothing to lease (cost 0, or above the limit): the remote reports, this instance listens.
@@ -82,7 +106,12 @@ function refused(context: LeaseContext, state: KeyState, askedAtMs: number, unit
   state.deniedUnits = units;
   state.deniedUntilMs = askedAtMs + reply.retryAfterMs;
   state.trustRefusalUntilMs = askedAtMs + Math.min(reply.retryAfterMs, context.refusalTrustMs);
-  return answer(context.model, state, askedAtMs, false, reply.retryAfterMs);
+  if (reply.reason === 'blocked') {
+    // Held units would admit through the block: they are dropped, and the block is cached.
+    state.units = 0;
+    state.blockedUntilMs = state.deniedUntilMs;
+  }
+  return { ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) };
 }
 
 function granted(

@@ -1,5 +1,6 @@
 import { TIMED_OUT, withDeadline } from '../deadline.js';
 import type { Decision, FailureMode, LimitOptions } from '../decision.js';
+import { forwardOptional } from '../decorate.js';
 import { isSluiceError, StoreUnavailableError } from '../errors.js';
 import type { Limiter } from '../limiter.js';
 import { checkKey, costOf, requireLimiter } from '../validate.js';
@@ -129,7 +130,8 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
       await guarded(wrapped, () => refund.call(limiter, key, units), `refund '${key}'`);
     };
   }
-  return policyLimiter;
+  // Admin operations go straight to the limiter: no policy can answer them in its place.
+  return forwardOptional(limiter, policyLimiter);
 }
 
 /** One `limit` (`commit`) or `peek`: the wrapped limiter's sync path, else the store under the deadline and breaker. */

@@ -1,3 +1,4 @@
+import { blockedDecision, blockMsOf, createLocalInvalidations, unsupported } from '../../admin.js';
 import type { Algorithm, StateGrowth } from '../../algorithms/types.js';
 import { type Decision, type LimitOptions, peekDecision } from '../../decision.js';
 import { ClockError } from '../../errors.js';
@@ -12,6 +13,7 @@ import {
   requireInteger,
   requireOptions,
 } from '../../validate.js';
+import { createBlockTable } from './block-table.js';
 import { createSlotTable, type SlotTable, slotBytes } from './slot-table.js';
 
 /** Options of {@link createMemoryLimiter}. */
@@ -119,23 +121,41 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
         }
         return decision;
       };
-  const limitSync = (key: string, limitOptions?: LimitOptions): Decision =>
-    decide(key, limitOptions === undefined ? 1 : costOf(limitOptions));
-  const peekSync = (key: string): Decision => {
-    checkKey(key);
-    const nowMs = readClock(clock);
+  const blocks = createBlockTable(maxKeys);
+  const invalidations = createLocalInvalidations();
+  // Decisions of `cost` at `nowMs`, not applied: peeks, and what a blocked request would meet.
+  const inspect = (key: string, nowMs: number, costs: readonly number[]): Decision[] => {
     const slot = table.find(key);
     if (slot === -1) scratch.fill(0);
     const state = slot === -1 ? scratch : stateOf(slot);
     const offset = slot === -1 ? 0 : offsetOf(slot);
-    return peekDecision(
-      algorithm.decide(state, offset, nowMs, 0, false),
-      algorithm.decide(state, offset, nowMs, 1, false),
-    );
+    return costs.map((cost) => algorithm.decide(state, offset, nowMs, cost, false));
+  };
+  // One size check per decision while no key is blocked.
+  const blockedSync = (key: string, cost: number): Decision | undefined => {
+    if (blocks.size === 0) return undefined;
+    const nowMs = readClock(clock);
+    const leftMs = blocks.leftMs(key, nowMs);
+    if (leftMs === 0) return undefined;
+    checkKey(key);
+    return blockedDecision(inspect(key, nowMs, [cost])[0] as Decision, leftMs);
+  };
+  const limitSync = (key: string, limitOptions?: LimitOptions): Decision => {
+    const cost = limitOptions === undefined ? 1 : costOf(limitOptions);
+    return blockedSync(key, cost) ?? decide(key, cost);
+  };
+  const peekSync = (key: string): Decision => {
+    checkKey(key);
+    const nowMs = readClock(clock);
+    const [held, next] = inspect(key, nowMs, [0, 1]) as [Decision, Decision];
+    const leftMs = blocks.leftMs(key, nowMs);
+    return peekDecision(held, leftMs === 0 ? next : blockedDecision(next, leftMs));
   };
   const resetSync = (key: string): void => {
     checkKey(key);
     table.delete(key);
+    blocks.delete(key);
+    invalidations.emit(key);
   };
   const refund = algorithm.refund;
   const refundSync = (key: string, units: number): void => {
@@ -159,6 +179,47 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       table.state.fill(0, offsetOf(slot), offsetOf(slot) + width);
     }
     charge(table.state, offsetOf(slot), nowMs, units);
+  };
+  const penalize = growth ? undefined : (algorithm.charge ?? algorithm.penalty);
+  const reward = growth ? undefined : (refund ?? algorithm.reward);
+  const admin = {
+    block(key: string, durationMs: number): void {
+      checkKey(key);
+      const ms = blockMsOf(durationMs);
+      if (ms > 0) blocks.extend(key, readClock(clock) + ms);
+      invalidations.emit(key);
+    },
+    unblock(key: string): void {
+      checkKey(key);
+      blocks.delete(key);
+      invalidations.emit(key);
+    },
+    penalty(key: string, units: number): void {
+      checkKey(key);
+      costOf({ cost: units });
+      if (penalize === undefined) throw unsupported('penalty', algorithm.name);
+      const nowMs = readClock(clock);
+      if (units === 0) return;
+      let slot = table.find(key);
+      if (slot === -1) {
+        slot = table.insert(key, nowMs);
+        table.state.fill(0, offsetOf(slot), offsetOf(slot) + width);
+      }
+      penalize(table.state, offsetOf(slot), nowMs, units);
+    },
+    reward(key: string, units: number): void {
+      checkKey(key);
+      costOf({ cost: units });
+      if (reward === undefined) throw unsupported('reward', algorithm.name);
+      const nowMs = readClock(clock);
+      const slot = table.find(key);
+      if (slot !== -1 && units > 0) reward(table.state, offsetOf(slot), nowMs, units);
+      invalidations.emit(key);
+    },
+    invalidate(key: string): void {
+      checkKey(key);
+      invalidations.emit(key);
+    },
   };
 
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -197,7 +258,17 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     reset: (key) => settle(() => resetSync(key)),
     ...(refund && { refund: (key: string, units: number) => settle(() => refundSync(key, units)) }),
     ...(charge && { charge: (key: string, units: number) => settle(() => chargeSync(key, units)) }),
-    prune: () => table.prune(readClock(clock)),
+    block: (key, durationMs) => settle(() => admin.block(key, durationMs)),
+    unblock: (key) => settle(() => admin.unblock(key)),
+    penalty: (key, units) => settle(() => admin.penalty(key, units)),
+    reward: (key, units) => settle(() => admin.reward(key, units)),
+    invalidate: (key) => settle(() => admin.invalidate(key)),
+    invalidations,
+    prune: () => {
+      const nowMs = readClock(clock);
+      blocks.prune(nowMs);
+      return table.prune(nowMs);
+    },
     close() {
       clearInterval(timer);
       return Promise.resolve();

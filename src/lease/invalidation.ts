@@ -1,0 +1,41 @@
+import type { Limiter } from '../limiter.js';
+import type { KeyState } from './key-state.js';
+import type { KeyTable } from './key-table.js';
+import type { LeaseCounters } from './stats.js';
+
+/*
+ * A leased instance serves from what it holds: leased units, cached refusals, a cached block.
+ * When any instance resets, blocks, unblocks or rewards a key (or calls `invalidate`), the
+ * remote's `invalidations` tell every instance, which forgets what it holds for the key and asks
+ * the remote at its next request: one round trip (docs/leasing.md, "Invalidation").
+ */
+
+/**
+ * Forgets what this instance holds for `state`'s key: the next request asks the remote. Held
+ * units are dropped, not returned (the invalidation may be a block they must not pass): at most
+ * one lease of under-admission. A lease in flight still answers its requests, but what its reply
+ * would leave behind is dropped (`epoch`).
+ */
+export function forget(state: KeyState, counters: LeaseCounters): void {
+  counters.expiredUnits += state.units;
+  state.units = 0;
+  state.deniedUnits = 0;
+  state.blockedUntilMs = 0;
+  state.anchored = false;
+  state.epoch++;
+}
+
+/** Subscribes `table` to the remote's invalidations (when it has them); returns the unsubscribe. */
+export function followInvalidations(remote: Limiter, table: KeyTable, counters: LeaseCounters): () => void {
+  const invalidations = remote.invalidations;
+  if (invalidations === undefined) return () => {};
+  return invalidations.subscribe((key) => {
+    counters.invalidations++;
+    if (key !== undefined) {
+      const state = table.get(key);
+      if (state) forget(state, counters);
+      return;
+    }
+    for (const [, state] of table.entries()) forget(state, counters);
+  });
+}
