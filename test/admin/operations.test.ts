@@ -19,7 +19,7 @@ import { type RedisServer, startRedis } from '../support/redis-server.js';
 
 let server: RedisServer;
 let redis: Redis;
-const prefixes = 0;
+let prefixes = 0;
 
 beforeAll(async () => {
   server = await startRedis();
@@ -30,7 +30,31 @@ afterAll(() => server.stop());
 type Store = (algorithm: Algorithm, clock: ManualClock) => Limiter;
 const stores: [string, Store][] = [
   ['memory', (algorithm, clock) => createMemoryLimiter({ algorithm, clock: clock.now })],
+  [
+    'redis',
+    (algorithm, clock) =>
+      createRedisLimiter({
+        client: redis,
+        algorithm,
+        clock: clock.now,
+        prefix: `admin:${++prefixes}:`,
+        onWarning: false,
+      }),
+  ],
+  [
+    'redis batched',
+    (algorithm, clock) =>
+      createRedisLimiter({
+        client: redis,
+        algorithm,
+        clock: clock.now,
+        prefix: `admin:${++prefixes}:`,
+        batch: true,
+        onWarning: false,
+      }),
+  ],
 ];
+
 const algorithms: [string, () => Algorithm][] = [
   ['gcra', () => gcra({ limit: 5, periodMs: 10_000 })],
   ['token-bucket', () => tokenBucket({ capacity: 5, rate: 5, periodMs: 10_000 })],

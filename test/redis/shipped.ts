@@ -1,4 +1,6 @@
 import type { LuaScript } from '../../src/stores/redis/script.js';
+import { adminScriptsOf } from '../../src/stores/redis/scripts/admin.js';
+import { blockScript, unblockScript } from '../../src/stores/redis/scripts/block.js';
 import { heartbeatScript } from '../../src/stores/redis/scripts/heartbeat.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { refundScripts } from '../../src/stores/redis/scripts/refund.js';
@@ -11,6 +13,12 @@ export const shippedScripts: Readonly<Record<string, LuaScript>> = Object.fromEn
     [`${name}.per-master`, script.perNode],
   ]),
   ...Object.entries(refundScripts).map(([name, script]) => [`${name}.refund`, script]),
+  ...Object.entries(adminScriptsOf).flatMap(([name, { reward, penalty }]) => [
+    [`${name}.reward`, reward],
+    [`${name}.penalty`, penalty],
+  ]),
+  ['block', blockScript],
+  ['unblock', unblockScript],
   ['heartbeat', heartbeatScript],
   ['reset', resetScript],
 ]);

@@ -1,3 +1,4 @@
+import { blockMsOf, unsupported } from '../../admin.js';
 import type { Algorithm } from '../../algorithms/types.js';
 import { type Decision, peekDecision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
@@ -16,7 +17,11 @@ import { createWarner, type WarningSink } from '../../warnings.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
-import { type ClientWrapper, runScript, type ScriptClient, type StoreOperation } from './script.js';
+import { followChannel } from './invalidation.js';
+import { type ClientWrapper, type LuaScript, runScript, type ScriptClient, type StoreOperation } from './script.js';
+import { adminScriptsOf } from './scripts/admin.js';
+import { blockScript, unblockScript } from './scripts/block.js';
+import { BLOCK_SUFFIX } from './scripts/block-key.js';
 import { type AlgorithmScript, costArg, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { refundScripts } from './scripts/refund.js';
@@ -54,6 +59,14 @@ export interface RedisLimiterOptions {
    * not wrapped.
    */
   wrapClient?: ClientWrapper;
+  /**
+   * A connection of its own (e.g. `client.duplicate()`, an ioredis/iovalkey `Redis` or `Cluster`)
+   * that the limiter subscribes to `prefix + 'invalidations'`, where every instance's `reset`,
+   * `block`, `unblock`, `reward` and `invalidate` are published. With it the limiter has
+   * `invalidations`, and leased instances over it forget a key within one round trip of a change
+   * made anywhere (docs/leasing.md). Not closed by Sluice. Without it the operations still publish.
+   */
+  subscriber?: unknown;
   /**
    * Where warnings go. On first use the limiter reads the server's `maxmemory-policy` (one
    * `INFO memory` per ioredis/iovalkey/node-redis client, in the background) and warns once
@@ -103,6 +116,9 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const read = (reply: unknown, index: number): Decision => toDecision(reply, algorithm.limit, index);
   const batcher = batcherOf(clients.batch, script, read, options);
   const refundScript = refundScripts[algorithm.name];
+  const channel = `${prefix}invalidations`;
+  const heard = options.subscriber === undefined ? undefined : followChannel(options.subscriber, channel);
+  const origin = heard ?? { messageFor: (key: string) => `\n${key}`, emit: () => {} };
 
   const warn = createWarner(options.onWarning);
   let evictionChecked = options.onWarning === false;
@@ -128,6 +144,23 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     reset: failure('reset'),
     refund: failure('refund'),
   };
+  // An admin operation: after the decisions queued before it, one script call that changes the
+  // key and publishes the invalidation, then this instance's listeners hear it at once.
+  const operate = async (
+    operation: string,
+    key: string,
+    script: LuaScript,
+    keys: string[],
+    args: (string | number)[],
+    told: boolean,
+  ) => {
+    await batcher?.drain();
+    const sent = told ? [...args, channel, origin.messageFor(key)] : args;
+    await runScript(clients.reset, script, keys, sent).catch(failure(operation));
+    if (told) origin.emit(key);
+  };
+  const admin = adminScriptsOf[algorithm.name];
+  const unsupportedBy = (operation: string) => () => Promise.reject(unsupported(operation, algorithm.name));
 
   return {
     algorithm,
@@ -169,8 +202,35 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       const redisKey = redisKeyOf(key);
       // Decisions queued before the reset are applied before it, as they would be unbatched.
       await batcher?.drain();
-      await runScript(clients.reset, resetScript, [redisKey], []).catch(failedTo.reset);
+      await runScript(clients.reset, resetScript, [redisKey], [channel, origin.messageFor(key)]).catch(failedTo.reset);
+      origin.emit(key);
     },
+    async block(key, durationMs) {
+      const redisKey = redisKeyOf(key);
+      const ms = blockMsOf(durationMs);
+      if (ms > 0) await operate('block', key, blockScript, [redisKey], [nowArg(), ms], true);
+    },
+    unblock: async (key) => operate('unblock', key, unblockScript, [redisKeyOf(key) + BLOCK_SUFFIX], [], true),
+    invalidate: async (key) => {
+      checkKey(key);
+      await operate('invalidate', key, unblockScript, [], [], true);
+    },
+    reward: admin
+      ? async (key, units) => {
+          const redisKey = redisKeyOf(key);
+          if (costOf({ cost: units }) > 0)
+            await operate('reward', key, admin.reward, [redisKey], [nowArg(), ...params, units], true);
+        }
+      : unsupportedBy('reward'),
+    penalty: admin
+      ? async (key, units) => {
+          const redisKey = redisKeyOf(key);
+          if (costOf({ cost: units }) > 0) {
+            await operate('penalty', key, admin.penalty, [redisKey], [nowArg(), ...params, units, '', ''], false);
+          }
+        }
+      : unsupportedBy('penalty'),
+    ...(heard && { invalidations: heard }),
     ...(refundScript && {
       async refund(key: string, units: number) {
         const redisKey = redisKeyOf(key);
@@ -180,6 +240,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       },
     }),
     close: async () => {
+      heard?.close();
       await batcher?.drain();
     },
   };
@@ -216,8 +277,11 @@ function clientsOf(client: ScriptClient, wrap: ClientWrapper | undefined) {
   return { decide: of('decide'), peek: of('peek'), batch: of('batch'), refund: of('refund'), reset: of('reset') };
 }
 
+/** The `allowed` of a decision denied by a block. */
+const BLOCKED = 2;
+
 /**
- * Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a
+ * Reads decision `index` (`{allowed (0, 1, or 2: denied by a block), remaining, retryAfterMs (−1: never), resetAfterMs}`) from a
  * script reply; throws StoreUnavailableError for a decision the script answered
  * `{'error', message, 0, 0}` (one of its commands failed; the call's other decisions stand).
  */
@@ -234,11 +298,13 @@ function toDecision(reply: unknown, limit: number, index: number): Decision {
   ) {
     throw new StoreUnavailableError(`unreadable script reply: ${JSON.stringify(reply)}`);
   }
-  return {
+  const decision: Decision = {
     allowed: allowed === 1,
     limit,
     remaining: remaining as number,
     retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : (retryAfterMs as number),
     resetAfterMs: resetAfterMs as number,
   };
+  if (allowed === BLOCKED) decision.reason = 'blocked';
+  return decision;
 }
