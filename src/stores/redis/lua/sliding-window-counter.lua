@@ -10,8 +10,9 @@
 -- ARGV[4..]  one per key: its cost in units to apply if admitted,
 --            or -1 - cost to only report it (a peek);
 --            one for every key when they are alike
--- Reply      4 integers per decision: allowed 0|1, remaining units, retry after ms (-1: never),
---            reset after ms; or 'error', message, 0, 0 for a decision whose command failed
+-- Reply      4 integers per decision: allowed 0|1 (2: denied by a block), remaining units,
+--            retry after ms (-1: never), reset after ms; or 'error', message, 0, 0 for a decision
+--            whose command failed
 
 -- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership.
 local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
@@ -95,9 +96,20 @@ local function cost_of(arg)
   if n >= 0 then return n, true end
   return -1 - n, false
 end
+-- A blocked key (its block key holds the block's end, ms) denies whatever the rule says:
+-- allowed 2, nothing spent, retry at the later of the block's end and the rule's own retry.
+local function decide_unblocked(key, cost, commit, i)
+  local block_end = tonumber(redis.call('GET', key .. ':block'))
+  if not block_end or block_end <= now_ms then return decide(key, cost, commit, i) end
+  local left = block_end - now_ms
+  local allowed, _, retry, reset = decide(key, cost, false, i)
+  if allowed == 1 then retry = 0 end
+  if retry ~= -1 then retry = max(retry, left) end
+  return 2, 0, retry, max(reset, left)
+end
 -- A failing command fails its own decision; the call's others stand as if alone.
 local function decide_one(key, cost, commit, i)
-  local ok, allowed, remaining, retry, reset = pcall(decide, key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(decide_unblocked, key, cost, commit, i)
   if ok then return allowed, remaining, retry, reset end
   if type(allowed) == 'table' then allowed = allowed.err end
   return 'error', tostring(allowed), 0, 0
