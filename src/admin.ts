@@ -1,6 +1,6 @@
 import type { Decision } from './decision.js';
 import { InvalidDurationError, UnsupportedOperationError } from './errors.js';
-import type { InvalidationListener, Invalidations } from './limiter.js';
+import type { InvalidationChange, InvalidationListener, Invalidations } from './limiter.js';
 
 /**
  * The longest block, in ms (2^47, about 4,460 years): far past any use, and small enough that
@@ -40,7 +40,7 @@ export function unsupported(operation: string, algorithm: string): UnsupportedOp
 
 /** {@link Invalidations} heard in this process, always live, with the `emit` that tells every listener. */
 export interface LocalInvalidations extends Invalidations {
-  emit(key: string | undefined): void;
+  emit(key: string | undefined, change?: InvalidationChange): void;
 }
 
 /** Listeners in a Set, called synchronously by `emit` (a listener must not throw). */
@@ -52,8 +52,8 @@ export function createLocalInvalidations(): LocalInvalidations {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
-    emit(key) {
-      for (const listener of listeners) listener(key);
+    emit(key, change) {
+      for (const listener of listeners) listener(key, change);
     },
   };
 }

@@ -74,10 +74,17 @@ export interface Limiter {
 }
 
 /**
- * Called with a key whose state changed outside a decision, or with `undefined` when any key may
- * have (notifications were lost, e.g. while a subscription reconnected).
+ * Called with a key whose state changed outside a decision and how, or with `undefined` (and no
+ * change) when any key may have (notifications were lost, e.g. while a subscription reconnected).
  */
-export type InvalidationListener = (key: string | undefined) => void;
+export type InvalidationListener = (key: string | undefined, change?: InvalidationChange) => void;
+
+/**
+ * How a key changed. After `'reset'` and `'invalidate'` (a new limit, say) units admitted before
+ * no longer count, so a leased instance drops the units it holds; after `'block'`, `'unblock'`
+ * and `'reward'` they stay spent, so it keeps them and asks the remote once before spending more.
+ */
+export type InvalidationChange = 'reset' | 'block' | 'unblock' | 'reward' | 'invalidate';
 
 /** Invalidations a limiter hears of: every instance's `reset`, `block`, `unblock`, `reward`, `invalidate`. */
 export interface Invalidations {

@@ -1,4 +1,4 @@
-import type { Limiter } from '../limiter.js';
+import type { InvalidationChange, Limiter } from '../limiter.js';
 import { checkKey } from '../validate.js';
 import { forget } from './invalidation.js';
 import type { KeyTable } from './key-table.js';
@@ -14,19 +14,19 @@ type AdminMembers = Pick<Limiter, 'block' | 'unblock' | 'penalty' | 'reward' | '
  */
 export function adminOperations(remote: Limiter, table: KeyTable, counters: LeaseCounters): AdminMembers {
   const forgetting =
-    <A extends unknown[]>(call: ((key: string, ...args: A) => Promise<void>) | undefined) =>
+    <A extends unknown[]>(change: InvalidationChange, call: ((key: string, ...args: A) => Promise<void>) | undefined) =>
     async (key: string, ...args: A): Promise<void> => {
       checkKey(key);
       const state = table.get(key);
-      if (state) forget(state, counters);
+      if (state) forget(state, counters, change);
       await (call as (key: string, ...args: A) => Promise<void>).call(remote, key, ...args);
     };
   const { block, unblock, penalty, reward, invalidate } = remote;
   return {
-    ...(block && { block: forgetting(block) }),
-    ...(unblock && { unblock: forgetting(unblock) }),
-    ...(reward && { reward: forgetting(reward) }),
-    ...(invalidate && { invalidate: forgetting(invalidate) }),
+    ...(block && { block: forgetting('block', block) }),
+    ...(unblock && { unblock: forgetting('unblock', unblock) }),
+    ...(reward && { reward: forgetting('reward', reward) }),
+    ...(invalidate && { invalidate: forgetting('invalidate', invalidate) }),
     ...(penalty && { penalty: (key: string, units: number) => penalty.call(remote, key, units) }),
   };
 }

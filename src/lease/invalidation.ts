@@ -1,4 +1,4 @@
-import type { Limiter } from '../limiter.js';
+import type { InvalidationChange, Limiter } from '../limiter.js';
 import type { KeyState } from './key-state.js';
 import type { KeyTable } from './key-table.js';
 import type { LeaseCounters } from './stats.js';
@@ -11,14 +11,18 @@ import type { LeaseCounters } from './stats.js';
  */
 
 /**
- * Forgets what this instance holds for `state`'s key: the next request asks the remote. Held
- * units are dropped, not returned (the invalidation may be a block they must not pass): at most
- * one lease of under-admission. A lease in flight still answers its requests, but what its reply
- * would leave behind is dropped (`epoch`).
+ * Forgets what this instance knows of `state`'s key: the next request asks the remote. Held
+ * units are dropped after a `reset` or `invalidate` (admissions before them no longer count, so
+ * spending them would over-admit); after any other change they stay spent and are kept, and the
+ * next request asks the remote once (cost 0) whether the key is blocked before spending them. A
+ * lease in flight still answers its requests, but what its reply would leave behind is dropped
+ * (`epoch`).
  */
-export function forget(state: KeyState, counters: LeaseCounters): void {
-  counters.expiredUnits += state.units;
-  state.units = 0;
+export function forget(state: KeyState, counters: LeaseCounters, change: InvalidationChange | undefined): void {
+  if (change === 'reset' || change === 'invalidate') {
+    counters.expiredUnits += state.units;
+    state.units = 0;
+  }
   state.deniedUnits = 0;
   state.blockedUntilMs = 0;
   state.anchored = false;
@@ -29,13 +33,13 @@ export function forget(state: KeyState, counters: LeaseCounters): void {
 export function followInvalidations(remote: Limiter, table: KeyTable, counters: LeaseCounters): () => void {
   const invalidations = remote.invalidations;
   if (invalidations === undefined) return () => {};
-  return invalidations.subscribe((key) => {
+  return invalidations.subscribe((key, change) => {
     counters.invalidations++;
     if (key !== undefined) {
       const state = table.get(key);
-      if (state) forget(state, counters);
+      if (state) forget(state, counters, change);
       return;
     }
-    for (const [, state] of table.entries()) forget(state, counters);
+    for (const [, state] of table.entries()) forget(state, counters, change);
   });
 }

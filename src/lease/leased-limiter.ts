@@ -178,7 +178,8 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   // Forward what the remote can do: a refund goes to the local lease first (docs/leasing.md).
   if (typeof remote.refund === 'function') leased.refund = (key, units) => refundUnits(context, table, key, units);
   Object.assign(leased, adminOperations(remote, table, counters));
-  if (remote.invalidations) Object.defineProperty(leased, 'invalidations', { value: remote.invalidations });
+  if (remote.invalidations)
+    Object.defineProperty(leased, 'invalidations', { value: remote.invalidations, enumerable: true });
   return leased;
 }
 

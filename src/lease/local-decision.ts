@@ -49,9 +49,10 @@ export function decideLocally(
   counters: LeaseCounters,
 ): Decision | undefined {
   expire(state, atMs, model, counters);
-  const blocked = blockedAnswer(model, state, atMs);
-  if (blocked) {
-    counters.cachedDenials++;
+  if (atMs < state.blockedUntilMs) {
+    // Held units must not pass a block: a block no longer trusted is asked about again.
+    const blocked = blockedAnswer(model, state, atMs);
+    if (blocked) counters.cachedDenials++;
     return blocked;
   }
   if (cost === 0 && !model.exact) return undefined;
@@ -82,8 +83,7 @@ export function peekLocally(
   counters: LeaseCounters,
 ): Decision | undefined {
   expire(state, atMs, model, counters);
-  const blocked = blockedAnswer(model, state, atMs);
-  if (blocked) return blocked;
+  if (atMs < state.blockedUntilMs) return blockedAnswer(model, state, atMs);
   if (state.units >= 1) return answer(model, state, atMs, true, 0);
   const retryAfterMs = refusalFor(model, state, 1, atMs);
   return retryAfterMs === undefined ? undefined : answer(model, state, atMs, false, retryAfterMs);

@@ -155,7 +155,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     checkKey(key);
     table.delete(key);
     blocks.delete(key);
-    invalidations.emit(key);
+    invalidations.emit(key, 'reset');
   };
   const refund = algorithm.refund;
   const refundSync = (key: string, units: number): void => {
@@ -187,12 +187,12 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       checkKey(key);
       const ms = blockMsOf(durationMs);
       if (ms > 0) blocks.extend(key, readClock(clock) + ms);
-      invalidations.emit(key);
+      invalidations.emit(key, 'block');
     },
     unblock(key: string): void {
       checkKey(key);
       blocks.delete(key);
-      invalidations.emit(key);
+      invalidations.emit(key, 'unblock');
     },
     penalty(key: string, units: number): void {
       checkKey(key);
@@ -214,11 +214,11 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       const nowMs = readClock(clock);
       const slot = table.find(key);
       if (slot !== -1 && units > 0) reward(table.state, offsetOf(slot), nowMs, units);
-      invalidations.emit(key);
+      invalidations.emit(key, 'reward');
     },
     invalidate(key: string): void {
       checkKey(key);
-      invalidations.emit(key);
+      invalidations.emit(key, 'invalidate');
     },
   };
 

@@ -1,6 +1,6 @@
 import { createLocalInvalidations } from '../../admin.js';
 import { ConfigError } from '../../errors.js';
-import type { Invalidations } from '../../limiter.js';
+import type { InvalidationChange, Invalidations } from '../../limiter.js';
 
 /** What Sluice uses of an ioredis or iovalkey client (`Redis` or `Cluster`) in subscribe mode. */
 interface Subscriber {
@@ -13,17 +13,17 @@ interface Subscriber {
 /** A Redis limiter's invalidations: its own, heard at once, and other instances', through pub/sub. */
 export interface RedisInvalidations extends Invalidations {
   /** The message telling every instance that `key` changed; this instance hears it at once. */
-  messageFor(key: string): string;
+  messageFor(key: string, change: InvalidationChange): string;
   /** Tells this instance's listeners now (its own change: its echo from Redis is skipped). */
-  emit(key: string): void;
+  emit(key: string, change: InvalidationChange): void;
   /** Stops listening; the subscriber connection stays open (the application owns it). */
   close(): void;
 }
 
 /**
  * Listens on `channel` through `subscriber`, a connection of its own (subscribe mode takes a
- * connection over). A message is `origin + '\n' + key`, `origin` naming the limiter that sent
- * it, so a limiter skips its own echo and tells its listeners at once instead.
+ * connection over). A message is `origin + '\n' + change + '\n' + key`, `origin` naming the
+ * limiter that sent it, so a limiter skips its own echo and tells its listeners at once instead.
  *
  * Notifications are lost while the connection is down: it is not `live` from the moment it
  * closes, and every listener hears `undefined` (forget every key) then, and again once it has
@@ -39,8 +39,10 @@ export function followChannel(subscriber: unknown, channel: string): RedisInvali
     const [from, message] = args;
     if (from !== channel || typeof message !== 'string') return;
     const at = message.indexOf('\n');
-    if (at === -1 || message.slice(0, at) === origin) return;
-    local.emit(message.slice(at + 1));
+    const changeAt = message.indexOf('\n', at + 1);
+    if (changeAt === -1 || message.slice(0, at) === origin) return;
+    const change = message.slice(at + 1, changeAt);
+    if (CHANGES.has(change)) local.emit(message.slice(changeAt + 1), change as InvalidationChange);
   };
   const subscribe = () => {
     client.subscribe(channel).then(
@@ -66,8 +68,8 @@ export function followChannel(subscriber: unknown, channel: string): RedisInvali
       return live;
     },
     subscribe: local.subscribe,
-    messageFor: (key) => `${origin}\n${key}`,
-    emit: (key) => local.emit(key),
+    messageFor: (key, change) => `${origin}\n${change}\n${key}`,
+    emit: (key, change) => local.emit(key, change),
     close() {
       closed = true;
       live = false;
@@ -77,6 +79,8 @@ export function followChannel(subscriber: unknown, channel: string): RedisInvali
     },
   };
 }
+
+const CHANGES = new Set<string>(['reset', 'block', 'unblock', 'reward', 'invalidate'] satisfies InvalidationChange[]);
 
 function requireSubscriber(subscriber: unknown): Subscriber {
   const candidate = subscriber as Partial<Subscriber> | null;

@@ -2,7 +2,7 @@ import { blockMsOf, unsupported } from '../../admin.js';
 import type { Algorithm } from '../../algorithms/types.js';
 import { type Decision, peekDecision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
-import { type Limiter, readClock } from '../../limiter.js';
+import { type InvalidationChange, type Limiter, readClock } from '../../limiter.js';
 import {
   checkKey,
   costOf,
@@ -118,7 +118,10 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const refundScript = refundScripts[algorithm.name];
   const channel = `${prefix}invalidations`;
   const heard = options.subscriber === undefined ? undefined : followChannel(options.subscriber, channel);
-  const origin = heard ?? { messageFor: (key: string) => `\n${key}`, emit: () => {} };
+  const origin = heard ?? {
+    messageFor: (key: string, change: InvalidationChange) => `\n${change}\n${key}`,
+    emit: () => {},
+  };
 
   const warn = createWarner(options.onWarning);
   let evictionChecked = options.onWarning === false;
@@ -147,17 +150,17 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   // An admin operation: after the decisions queued before it, one script call that changes the
   // key and publishes the invalidation, then this instance's listeners hear it at once.
   const operate = async (
-    operation: string,
+    operation: InvalidationChange | 'penalty',
     key: string,
     script: LuaScript,
     keys: string[],
     args: (string | number)[],
-    told: boolean,
   ) => {
     await batcher?.drain();
-    const sent = told ? [...args, channel, origin.messageFor(key)] : args;
+    const told = operation !== 'penalty';
+    const sent = told ? [...args, channel, origin.messageFor(key, operation)] : args;
     await runScript(clients.reset, script, keys, sent).catch(failure(operation));
-    if (told) origin.emit(key);
+    if (told) origin.emit(key, operation);
   };
   const admin = adminScriptsOf[algorithm.name];
   const unsupportedBy = (operation: string) => () => Promise.reject(unsupported(operation, algorithm.name));
@@ -202,31 +205,33 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       const redisKey = redisKeyOf(key);
       // Decisions queued before the reset are applied before it, as they would be unbatched.
       await batcher?.drain();
-      await runScript(clients.reset, resetScript, [redisKey], [channel, origin.messageFor(key)]).catch(failedTo.reset);
-      origin.emit(key);
+      await runScript(clients.reset, resetScript, [redisKey], [channel, origin.messageFor(key, 'reset')]).catch(
+        failedTo.reset,
+      );
+      origin.emit(key, 'reset');
     },
     async block(key, durationMs) {
       const redisKey = redisKeyOf(key);
       const ms = blockMsOf(durationMs);
-      if (ms > 0) await operate('block', key, blockScript, [redisKey], [nowArg(), ms], true);
+      if (ms > 0) await operate('block', key, blockScript, [redisKey], [nowArg(), ms]);
     },
-    unblock: async (key) => operate('unblock', key, unblockScript, [redisKeyOf(key) + BLOCK_SUFFIX], [], true),
+    unblock: async (key) => operate('unblock', key, unblockScript, [redisKeyOf(key) + BLOCK_SUFFIX], []),
     invalidate: async (key) => {
       checkKey(key);
-      await operate('invalidate', key, unblockScript, [], [], true);
+      await operate('invalidate', key, unblockScript, [], []);
     },
     reward: admin
       ? async (key, units) => {
           const redisKey = redisKeyOf(key);
           if (costOf({ cost: units }) > 0)
-            await operate('reward', key, admin.reward, [redisKey], [nowArg(), ...params, units], true);
+            await operate('reward', key, admin.reward, [redisKey], [nowArg(), ...params, units]);
         }
       : unsupportedBy('reward'),
     penalty: admin
       ? async (key, units) => {
           const redisKey = redisKeyOf(key);
           if (costOf({ cost: units }) > 0) {
-            await operate('penalty', key, admin.penalty, [redisKey], [nowArg(), ...params, units, '', ''], false);
+            await operate('penalty', key, admin.penalty, [redisKey], [nowArg(), ...params, units, '', '']);
           }
         }
       : unsupportedBy('penalty'),
