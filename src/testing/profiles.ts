@@ -26,7 +26,10 @@ export type PropertyName =
   | 'reset'
   | 'invalid-input'
   | 'concurrency'
-  | 'reference-model';
+  | 'reference-model'
+  | 'block'
+  | 'penalty-reward'
+  | 'invalidations';
 
 /** How the suite builds, models and judges one algorithm. */
 export interface AlgorithmProfile {
