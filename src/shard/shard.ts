@@ -126,7 +126,10 @@ export function createShardedLimiter(options: ShardedLimiterOptions): Limiter {
 
 /** Invalidations of sub-keys, heard as invalidations of their key. */
 function ofWholeKeys(invalidations: Invalidations): Invalidations {
-  const whole = (key: string | undefined) => (key === undefined ? key : key.slice(0, key.lastIndexOf('#')));
+  const whole = (key: string | undefined) => {
+    const at = key === undefined ? -1 : key.lastIndexOf('#');
+    return at === -1 ? key : key?.slice(0, at);
+  };
   return {
     get live() {
       return invalidations.live;

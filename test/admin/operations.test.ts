@@ -4,6 +4,7 @@ import {
   type Algorithm,
   createLeasedLimiter,
   createMemoryLimiter,
+  createShardedLimiter,
   fixedWindow,
   gcra,
   isSluiceError,
@@ -168,5 +169,23 @@ describe('leased instances over one memory limiter', () => {
     for (const limiter of [a, b, c]) await exhaust(limiter);
     await a.reward?.('k', 5);
     expect((await c.limit('k')).allowed).toBe(true);
+  });
+});
+
+describe('a sharded limiter', () => {
+  it('blocks every shard, spreads a penalty over them and reports invalidations by key', async () => {
+    const clock = manualClock();
+    const limiter = createShardedLimiter({
+      algorithm: gcra({ limit: 8, periodMs: 80_000 }),
+      shards: 4,
+      create: (algorithm) => createMemoryLimiter({ algorithm, clock: clock.now }),
+    });
+    const heard: (string | undefined)[] = [];
+    limiter.invalidations?.subscribe((key) => heard.push(key));
+    await limiter.penalty?.('k', 6);
+    expect((await limiter.peek('k')).remaining).toBe(2);
+    await limiter.block?.('k', 1_000);
+    for (let i = 0; i < 4; i++) expect((await limiter.limit('k')).reason).toBe('blocked');
+    expect(heard).toEqual(['k', 'k', 'k', 'k']);
   });
 });
