@@ -104,8 +104,10 @@ local function cost_of(arg)
 end
 -- A blocked key (its block key holds the block's end, ms) denies whatever the rule says:
 -- allowed 2, nothing spent, retry at the later of the block's end and the rule's own retry.
+-- In a slot being migrated, a block key not (or no longer) on this node errors: read as none.
 local function decide_unblocked(key, cost, commit, i)
-  local block_end = tonumber(redis.call('GET', key .. ':block'))
+  local found = redis.pcall('GET', key .. ':block')
+  local block_end = type(found) == 'string' and tonumber(found)
   if not block_end or block_end <= now_ms then return decide(key, cost, commit, i) end
   local left = block_end - now_ms
   local allowed, _, retry, reset = decide(key, cost, false, i)
