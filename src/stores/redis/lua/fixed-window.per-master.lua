@@ -77,9 +77,15 @@ end
 -- A blocked key (its block key holds the block's end, ms) denies whatever the rule says:
 -- allowed 2, nothing spent, retry at the later of the block's end and the rule's own retry.
 -- In a slot being migrated, a block key not (or no longer) on this node errors: read as none.
+-- Read once per key and call: a hot key decided k times in a batch costs one GET, not k.
+local block_ends = {}
 local function decide_unblocked(key, cost, commit, i)
-  local found = redis.pcall('GET', key .. ':block')
-  local block_end = type(found) == 'string' and tonumber(found)
+  local block_end = block_ends[key]
+  if block_end == nil then
+    local found = redis.pcall('GET', key .. ':block')
+    block_end = type(found) == 'string' and tonumber(found) or false
+    block_ends[key] = block_end
+  end
   if not block_end or block_end <= now_ms then return decide(key, cost, commit, i) end
   local left = block_end - now_ms
   local allowed, _, retry, reset = decide(key, cost, false, i)
