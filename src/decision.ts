@@ -25,6 +25,11 @@ export interface Decision {
   /** Milliseconds until the key is back to its fresh state (`remaining === limit`); 0 when it is. */
   resetAfterMs: number;
   /**
+   * Present, as `'blocked'`, only on a denial by a `block` of the key (`remaining` is then 0 and
+   * `retryAfterMs` counts to the later of the block's end and the time the algorithm admits).
+   */
+  reason?: 'blocked';
+  /**
    * Present, and `true`, only when the store could not decide and a failure policy answered
    * instead (`sluice/policy`); absent on every ordinary decision. Alert on it: a limiter that
    * keeps answering degraded is not limiting across the fleet.
@@ -63,10 +68,11 @@ export type FailureMode = 'open' | 'closed' | 'fallback';
 /**
  * The answer of `peek`: what the key holds now (`remaining`, `resetAfterMs`, from a cost-0
  * decision) and whether one more unit would pass (`allowed`, `retryAfterMs`, from a cost-1
- * decision that was not applied).
+ * decision that was not applied, with its `reason` when blocked).
  */
 export function peekDecision(held: Decision, next: Decision): Decision {
-  return { ...held, allowed: next.allowed, retryAfterMs: next.retryAfterMs };
+  const decision = { ...held, allowed: next.allowed, retryAfterMs: next.retryAfterMs };
+  return next.reason === undefined ? decision : { ...decision, reason: next.reason };
 }
 
 /** The per-call parameters a `peek` or `refund` takes, matching those of the `limit` it follows. */

@@ -8,12 +8,21 @@ import type { Limiter } from './limiter.js';
  * reservation settled above its estimate cannot charge its debt; without `algorithmFor`, HTTP
  * rules whose limit depends on the request refuse the limiter.
  */
-export const OPTIONAL_LIMITER_MEMBERS = ['refund', 'charge', 'algorithmFor'] as const;
+export const OPTIONAL_LIMITER_MEMBERS = [
+  'refund',
+  'charge',
+  'algorithmFor',
+  'block',
+  'unblock',
+  'penalty',
+  'reward',
+  'invalidate',
+] as const;
 
 /**
  * For a decorator you write around a limiter: gives `outer` each optional {@link Limiter}
- * member (see {@link OPTIONAL_LIMITER_MEMBERS}: `refund`, `charge`, `algorithmFor`) that `inner` has and `outer` does not
- * define itself, calling `inner`'s. Members `outer` defines are kept, so override what your
+ * member (see {@link OPTIONAL_LIMITER_MEMBERS}: `refund`, `charge`, `algorithmFor` and the admin operations) that `inner`
+ * has and `outer` does not define itself, calling `inner`'s, and `inner`'s `invalidations`. Members `outer` defines are kept, so override what your
  * decorator must see (e.g. count refunds) and let the rest through. Members `inner` lacks stay
  * absent: callers read an absent `refund` as "this limiter cannot refund" and plan for it.
  *
@@ -51,6 +60,9 @@ export function forwardOptional<T extends Limiter>(inner: Limiter, outer: T): T 
       (outer as Record<string, unknown>)[member] = (...args: unknown[]) =>
         (forward as (...args: unknown[]) => unknown).apply(inner, args);
     }
+  }
+  if (inner.invalidations !== undefined && outer.invalidations === undefined) {
+    Object.defineProperty(outer, 'invalidations', { value: inner.invalidations, enumerable: true });
   }
   return outer;
 }

@@ -11,6 +11,8 @@
  * | `ERR_SLUICE_INVALID_PARAMS` | {@link InvalidParamsError} | a call's `params` are not the algorithm's options, or a value its factory refuses |
  * | `ERR_SLUICE_CLOCK` | {@link ClockError} | a limiter's clock read NaN, ±Infinity, a negative number or a time past {@link MAX_CLOCK_MS} |
  * | `ERR_SLUICE_STORE_UNAVAILABLE` | {@link StoreUnavailableError} | the shared store failed or answered something unreadable; `cause` holds the original error |
+ * | `ERR_SLUICE_INVALID_DURATION` | {@link InvalidDurationError} | a `block` duration is not a finite number of ms ≥ 0 |
+ * | `ERR_SLUICE_UNSUPPORTED` | {@link UnsupportedOperationError} | an admin operation (`penalty`, `reward`) has no meaning for the limiter's algorithm |
  * | `ERR_SLUICE_RESERVATION` | {@link ReservationError} | a reservation was settled twice differently, after its `ttlMs`, or above its estimate on a limiter that cannot charge debt |
  * | `ERR_SLUICE_ACQUIRE_TIMEOUT`, `ERR_SLUICE_QUEUE_FULL`, `ERR_SLUICE_COST_OVER_LIMIT`, `ERR_SLUICE_ACQUIRER_CLOSED` | `sluice/outbound` | an `acquire` that would wait too long, finds its key's queue full, asks more than the key can hold, or outlives its acquirer |
  */
@@ -33,6 +35,8 @@ export type SluiceErrorCode =
   | 'ERR_SLUICE_INVALID_PARAMS'
   | 'ERR_SLUICE_CLOCK'
   | 'ERR_SLUICE_STORE_UNAVAILABLE'
+  | 'ERR_SLUICE_INVALID_DURATION'
+  | 'ERR_SLUICE_UNSUPPORTED'
   | 'ERR_SLUICE_RESERVATION'
   | 'ERR_SLUICE_ACQUIRE_TIMEOUT'
   | 'ERR_SLUICE_QUEUE_FULL'
@@ -57,6 +61,23 @@ export class InvalidKeyError extends SluiceError {
 export class InvalidCostError extends SluiceError {
   constructor(message: string) {
     super('ERR_SLUICE_INVALID_COST', message);
+  }
+}
+
+/** Rejected by a `block` whose duration is unusable. Nothing was read or written. */
+export class InvalidDurationError extends SluiceError {
+  constructor(message: string) {
+    super('ERR_SLUICE_INVALID_DURATION', message);
+  }
+}
+
+/**
+ * Rejected by an admin operation the limiter's algorithm gives no meaning to (e.g. `reward` on a
+ * sliding-window log, which cannot tell which admissions to undo). Nothing was read or written.
+ */
+export class UnsupportedOperationError extends SluiceError {
+  constructor(message: string) {
+    super('ERR_SLUICE_UNSUPPORTED', message);
   }
 }
 
@@ -118,6 +139,8 @@ interface ErrorOfCode {
   ERR_SLUICE_CLOCK: ClockError;
   ERR_SLUICE_STORE_UNAVAILABLE: StoreUnavailableError;
   ERR_SLUICE_RESERVATION: ReservationError;
+  ERR_SLUICE_INVALID_DURATION: InvalidDurationError;
+  ERR_SLUICE_UNSUPPORTED: UnsupportedOperationError;
 }
 
 // A registry symbol, so the ESM and the CommonJS build (two copies of every class when both are

@@ -1,3 +1,4 @@
+export { MAX_BLOCK_MS } from './admin.js';
 export { divideAlgorithm } from './algorithms/divide.js';
 export { type FixedWindowOptions, fixedWindow } from './algorithms/fixed-window.js';
 export { type GcraOptions, gcra } from './algorithms/gcra.js';
@@ -11,6 +12,7 @@ export {
   ClockError,
   ConfigError,
   InvalidCostError,
+  InvalidDurationError,
   InvalidKeyError,
   InvalidParamsError,
   isSluiceError,
@@ -18,12 +20,21 @@ export {
   SluiceError,
   type SluiceErrorCode,
   StoreUnavailableError,
+  UnsupportedOperationError,
 } from './errors.js';
 export { createLeasedLimiter, type LeasedLimiter } from './lease/leased-limiter.js';
 export type { LeasedLimiterOptions } from './lease/options.js';
 export { emissionIntervalMs } from './lease/remote-model.js';
 export type { LeaseStats } from './lease/stats.js';
-export { type Clock, type Limiter, MAX_CLOCK_MS, monotonicClock, type SyncLimiter } from './limiter.js';
+export {
+  type Clock,
+  type InvalidationListener,
+  type Invalidations,
+  type Limiter,
+  MAX_CLOCK_MS,
+  monotonicClock,
+  type SyncLimiter,
+} from './limiter.js';
 export { createShardedLimiter, type ShardedLimiterOptions } from './shard/shard.js';
 export {
   createMemoryLimiter,

@@ -47,8 +47,63 @@ export interface Limiter {
    * @throws {InvalidParamsError} naming the parameter, as the call itself would reject.
    */
   algorithmFor?(params: AlgorithmParams | undefined): Algorithm;
+  /**
+   * Denies every request of `key` for `durationMs` from now, whatever its state and the limit,
+   * with `reason: 'blocked'` (docs/admin.md). A block already running longer is kept; `unblock`
+   * ends one. Shared stores keep it beside the key with a TTL, so every instance sees it; leased
+   * instances are told through {@link Limiter.invalidations}.
+   *
+   * Rejects with {@link InvalidKeyError}, {@link InvalidDurationError} (not a finite number of
+   * ms ≥ 0; fractions round up) or {@link StoreUnavailableError}.
+   */
+  block?(key: string, durationMs: number): Promise<void>;
+  /** Ends a block of `key` (none: nothing changes). Rejects like `block`. */
+  unblock?(key: string): Promise<void>;
+  /**
+   * Spends `units` of `key` without an admission (a failed login): the key's next admissions
+   * wait as if `units` more had been admitted. Rejects with {@link UnsupportedOperationError}
+   * when the algorithm gives it no meaning (docs/admin.md), else like `refund`.
+   */
+  penalty?(key: string, units: number): Promise<void>;
+  /**
+   * Gives `units` back to `key` (never past fresh) and tells every instance, so leased
+   * instances drop cached refusals. Rejects like `penalty`.
+   */
+  reward?(key: string, units: number): Promise<void>;
+  /**
+   * Tells every instance sharing the store that `key`'s state changed outside a decision (a
+   * reset, block, reward, a new limit), so leased instances drop what they hold for it. Rejects
+   * with {@link InvalidKeyError} or {@link StoreUnavailableError}.
+   */
+  invalidate?(key: string): Promise<void>;
+  /** Where this limiter hears of invalidations made by any instance (see {@link Invalidations}). */
+  readonly invalidations?: Invalidations;
   /** Releases timers and connections the limiter owns. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * Called with a key whose state changed outside a decision and how, or with `undefined` (and no
+ * change) when any key may have (notifications were lost, e.g. while a subscription reconnected).
+ */
+export type InvalidationListener = (key: string | undefined, change?: InvalidationChange) => void;
+
+/**
+ * How a key changed. After `'reset'` and `'invalidate'` (a new limit, say) units admitted before
+ * no longer count, so a leased instance drops the units it holds; after `'block'`, `'unblock'`
+ * and `'reward'` they stay spent, so it keeps them and asks the remote once before spending more.
+ */
+export type InvalidationChange = 'reset' | 'block' | 'unblock' | 'reward' | 'invalidate';
+
+/** Invalidations a limiter hears of: every instance's `reset`, `block`, `unblock`, `reward`, `invalidate`. */
+export interface Invalidations {
+  /** Adds a listener; returns the function that removes it. */
+  subscribe(listener: InvalidationListener): () => void;
+  /**
+   * Whether notifications are being received now. While false, a listener may miss some: a
+   * leased limiter then trusts no cached refusal (docs/leasing.md).
+   */
+  readonly live: boolean;
 }
 
 /** A limiter whose decisions are local, so it also answers synchronously without a Promise. */

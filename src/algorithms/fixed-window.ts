@@ -85,5 +85,21 @@ export function fixedWindow(options: FixedWindowOptions): Algorithm {
     freshAtMs(state, offset) {
       return state[offset + 1] as number;
     },
+    // Counts down the open window; a window counted down to 0 is a fresh key.
+    reward(state, offset, nowMs, units) {
+      if (nowMs >= (state[offset + 1] as number)) return;
+      const count = Math.max(0, (state[offset] as number) - units);
+      state[offset] = count;
+      if (count === 0) state[offset + 1] = 0;
+    },
+    // Counts up the open window (opening one now if none is), as far as the limit: a full window
+    // already denies until it ends, and a count past the limit would report remaining < 0.
+    penalty(state, offset, nowMs, units) {
+      if (nowMs >= (state[offset + 1] as number)) {
+        state[offset] = 0;
+        state[offset + 1] = nowMs + windowMs;
+      }
+      state[offset] = Math.min(limit, (state[offset] as number) + units);
+    },
   };
 }

@@ -77,6 +77,14 @@ export interface Algorithm {
    * (another algorithm's included) or a value its factory refuses.
    */
   withParams?(params: AlgorithmParams): Algorithm;
+  /**
+   * An admin `reward` on an algorithm without `refund`: gives `units` back to the key's current
+   * state, never past fresh. Unlike `refund` it need not undo a past admission exactly (a fixed
+   * window counts it down in whatever window is open), so leasing never returns leases with it.
+   */
+  reward?(state: Float64Array, offset: number, nowMs: number, units: number): void;
+  /** An admin `penalty` on an algorithm without `charge`: spends `units` without an admission, as far as empty. */
+  penalty?(state: Float64Array, offset: number, nowMs: number, units: number): void;
 }
 
 /**

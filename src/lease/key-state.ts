@@ -33,6 +33,10 @@ export interface KeyState extends RemoteView {
    * fleet returns leases (units another instance returns can only be seen by asking).
    */
   trustRefusalUntilMs: number;
+  /** Until when the remote said the key is blocked (0: no block heard of); trusted as a refusal is. */
+  blockedUntilMs: number;
+  /** Counts the invalidations heard for the key, so a reply asked for before one is not trusted after it. */
+  epoch: number;
   /** Last request for the key, for lease return on idle. */
   usedAtMs: number;
   /** When the key last moved to the recent end of its table (see `key-table.ts`). */
@@ -54,6 +58,8 @@ export function createKeyState(nowMs: number): KeyState {
     deniedUnits: 0,
     deniedUntilMs: nowMs,
     trustRefusalUntilMs: nowMs,
+    blockedUntilMs: 0,
+    epoch: 0,
     usedAtMs: nowMs,
     movedAtMs: nowMs,
     queue: undefined,

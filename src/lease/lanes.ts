@@ -81,6 +81,7 @@ function createLane(
 ): Lane {
   const { remote, returnIdleMs } = settings;
   const model = remoteModelOf(algorithm);
+  const refusalTrustMs = returnIdleMs > 0 ? returnIdleMs : Number.POSITIVE_INFINITY;
   const refund = remote.refund;
   const table = createKeyTable(
     settings.maxKeys,
@@ -106,7 +107,11 @@ function createLane(
     adaptiveDivisor: settings.adaptiveDivisor,
     // With lease return on, other instances may give units back while this one caches a refusal:
     // it asks again after at most returnIdleMs, so returned units reach it within that time.
-    refusalTrustMs: returnIdleMs > 0 ? returnIdleMs : Number.POSITIVE_INFINITY,
+    // While the remote's invalidations are not live, a reset elsewhere could go unheard: no
+    // refusal is trusted, so a denied request asks the remote (docs/leasing.md, "Invalidation").
+    get refusalTrustMs() {
+      return remote.invalidations?.live === false ? 0 : refusalTrustMs;
+    },
     returns,
     nowMs,
   };

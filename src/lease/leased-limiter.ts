@@ -1,6 +1,8 @@
 import type { Decision, LimitOptions, ParamsOptions } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import { checkKey, costOf, partialOf } from '../validate.js';
+import { adminOperations } from './admin.js';
+import { followInvalidations } from './invalidation.js';
 import { createKeyState, type KeyState, observe } from './key-state.js';
 import type { KeyTable } from './key-table.js';
 import { createLanes, type Lane, type Lanes } from './lanes.js';
@@ -97,7 +99,9 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   const lanes = createLanes(settings, counters, nowMs);
   const returnEvery = async (take: (lane: Lane) => Promise<number>): Promise<number> =>
     (await Promise.all([...lanes.all()].map(take))).reduce((sum, units) => sum + units, 0);
+  const tables = () => Array.from(lanes.all(), (lane) => lane.table);
 
+  const unfollow = followInvalidations(remote, tables, counters);
   let timer: ReturnType<typeof setInterval> | undefined;
   if (returnIdleMs > 0 && returnCheckIntervalMs > 0) {
     timer = setInterval(() => void returnEvery((lane) => lane.context.returns.returnIdle()), returnCheckIntervalMs);
@@ -158,6 +162,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     close() {
       closing ??= (async () => {
         clearInterval(timer);
+        unfollow();
         await returnEvery((lane) => lane.context.returns.returnAll());
         await remote.close();
       })();
@@ -182,6 +187,9 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   if (typeof remoteAlgorithmFor === 'function') {
     leased.algorithmFor = (params) => remoteAlgorithmFor.call(remote, params);
   }
+  Object.assign(leased, adminOperations(remote, tables, counters));
+  if (remote.invalidations)
+    Object.defineProperty(leased, 'invalidations', { value: remote.invalidations, enumerable: true });
   return leased;
 }
 

@@ -54,6 +54,12 @@ export function decideLocally(
   counters: LeaseCounters,
 ): Decision | undefined {
   expire(state, atMs, model, counters);
+  if (atMs < state.blockedUntilMs) {
+    // Held units must not pass a block: a block no longer trusted is asked about again.
+    const blocked = blockedAnswer(model, state, atMs);
+    if (blocked) counters.cachedDenials++;
+    return blocked;
+  }
   if (cost === 0 && !model.exact) return undefined;
   // An exhausted key may be over a smaller per-call limit, where even cost 0 is denied: the remote says.
   if (cost === 0 && state.units === 0 && model.remainingAt(state, atMs) === 0) return undefined;
@@ -70,6 +76,12 @@ export function decideLocally(
   return answer(model, state, atMs, false, retryAfterMs);
 }
 
+/** The denial of a key the remote said is blocked, while the block runs and is trusted; else undefined. */
+export function blockedAnswer(model: RemoteModel, state: KeyState, atMs: number): Decision | undefined {
+  if (atMs >= state.blockedUntilMs || atMs >= state.trustRefusalUntilMs) return undefined;
+  return { ...answer(model, state, atMs, false, state.blockedUntilMs - atMs), remaining: 0, reason: 'blocked' };
+}
+
 /** `peek` without I/O: a held unit admits, a cached refusal covering one unit denies; else undefined. */
 export function peekLocally(
   model: RemoteModel,
@@ -78,6 +90,7 @@ export function peekLocally(
   counters: LeaseCounters,
 ): Decision | undefined {
   expire(state, atMs, model, counters);
+  if (atMs < state.blockedUntilMs) return blockedAnswer(model, state, atMs);
   if (state.units >= 1) return answer(model, state, atMs, true, 0);
   const retryAfterMs = refusalFor(model, state, 1, atMs);
   return retryAfterMs === undefined ? undefined : answer(model, state, atMs, false, retryAfterMs);

@@ -43,6 +43,7 @@ export async function leaseFor(
   const { model, counters, nowMs, leaseSize, adaptiveDivisor } = context;
   let askedAtMs = nowMs();
   expire(state, askedAtMs, model, counters);
+  if (!state.anchored && state.units > 0) return confirm(context, key, state, cost, askedAtMs);
   if (cost === 0 || cost > model.limit) return report(context, key, state, cost, askedAtMs);
   let shortfall = cost - state.units;
   const heard = state.anchored ? model.remainingAt(state, askedAtMs) : undefined;
@@ -50,6 +51,7 @@ export async function leaseFor(
   // the shortfall, not a lease the remote said it cannot grant.
   const probing = state.deniedUnits > 0 && askedAtMs < state.deniedUntilMs;
   let units = probing ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
+  const { epoch } = state;
   let reply = await ask(context, key, units);
   if (!reply.allowed && !reply.degraded && units > shortfall) {
     // A lease of 30 against 10 left must not refuse a request for 1.
@@ -61,8 +63,57 @@ export async function leaseFor(
   }
   if (reply.degraded) return reply;
   observe(state, askedAtMs, reply);
+  // An invalidation heard while the call was out may postdate the reply: keep nothing from it.
+  if (state.epoch !== epoch) return unheld(context, key, state, cost, askedAtMs, units, reply);
   if (!reply.allowed) return refused(context, state, askedAtMs, units, reply);
   return granted(context, key, state, cost, askedAtMs, units, reply);
+}
+
+// A reply older than an invalidation answers its request and leaves no lease, refusal or block behind.
+function unheld(
+  context: LeaseContext,
+  key: string,
+  state: KeyState,
+  cost: number,
+  askedAtMs: number,
+  units: number,
+  reply: Decision,
+): Decision | undefined {
+  if (!reply.allowed)
+    return { ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) };
+  const decision = granted(context, key, state, cost, askedAtMs, units, reply);
+  state.units = 0;
+  return decision;
+}
+
+function blockOf(reply: Decision): Partial<Decision> {
+  return reply.reason === 'blocked' ? { remaining: 0, reason: 'blocked' } : {};
+}
+
+/**
+ * Units held across an invalidation that left them spent (a block, an unblock, a reward): one
+ * cost-0 call asks the remote whether the key is blocked before they are spent again. Undefined
+ * when the held units do not cover the request: the head then leases as usual.
+ */
+async function confirm(
+  context: LeaseContext,
+  key: string,
+  state: KeyState,
+  cost: number,
+  askedAtMs: number,
+): Promise<Decision | undefined> {
+  const { epoch } = state;
+  const reply = await ask(context, key, 0);
+  if (reply.degraded) return reply;
+  observe(state, askedAtMs, reply);
+  if (state.epoch !== epoch) return undefined;
+  if (reply.reason === 'blocked') return refused(context, state, askedAtMs, Math.max(1, cost), reply);
+  const atMs = context.nowMs();
+  expire(state, atMs, context.model, context.counters);
+  if (cost > state.units) return undefined;
+  state.units -= cost;
+  context.counters.localHits++;
+  return answer(context.model, state, atMs, true, 0);
 }
 
 // Nothing to lease (cost 0, or above the limit): the remote reports, this instance listens.
@@ -85,7 +136,9 @@ function refused(context: LeaseContext, state: KeyState, askedAtMs: number, unit
   state.deniedUnits = units;
   state.deniedUntilMs = askedAtMs + reply.retryAfterMs;
   state.trustRefusalUntilMs = askedAtMs + Math.min(reply.retryAfterMs, context.refusalTrustMs);
-  return answer(context.model, state, askedAtMs, false, reply.retryAfterMs);
+  // Held units stay spent through a block; the local decision denies before it spends them.
+  if (reply.reason === 'blocked') state.blockedUntilMs = state.deniedUntilMs;
+  return { ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) };
 }
 
 function granted(

@@ -17,8 +17,10 @@ export interface LeaseStats {
   refusals: number;
   /** Requests that waited for another request's lease. */
   waited: number;
-  /** Leased units dropped unspent because they expired: quota this instance stranded. */
+  /** Leased units dropped unspent because they expired or their key was invalidated: quota this instance stranded. */
   expiredUnits: number;
+  /** Invalidations heard from the remote (`reset`, `block`, `reward`, … on any instance). */
+  invalidations: number;
   /**
    * Units refunded to this limiter (`refund`) that went back on the key's local lease; what the
    * lease could not hold went to the remote and is counted in `returns`.
@@ -52,6 +54,7 @@ export function createCounters(): LeaseCounters {
     refusals: 0,
     waited: 0,
     expiredUnits: 0,
+    invalidations: 0,
     refundedUnits: 0,
     returns: 0,
     returnedUnits: 0,

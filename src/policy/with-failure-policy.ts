@@ -1,6 +1,7 @@
 import { algorithmFor } from '../algorithms/params.js';
 import { TIMED_OUT, withDeadline } from '../deadline.js';
 import type { Decision, FailureMode, LimitOptions } from '../decision.js';
+import { forwardOptional } from '../decorate.js';
 import { isSluiceError, StoreUnavailableError } from '../errors.js';
 import type { Limiter } from '../limiter.js';
 import { checkKey, costOf, requireLimiter } from '../validate.js';
@@ -139,7 +140,8 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
   }
   const { algorithmFor: innerAlgorithmFor } = limiter;
   if (innerAlgorithmFor) policyLimiter.algorithmFor = (params) => innerAlgorithmFor.call(limiter, params);
-  return policyLimiter;
+  // Admin operations go straight to the limiter: no policy can answer them in its place.
+  return forwardOptional(limiter, policyLimiter);
 }
 
 /** One `limit` (`commit`) or `peek`: the wrapped limiter's sync path, else the store under the deadline and breaker. */

@@ -2,9 +2,10 @@ import { divideAlgorithm } from '../algorithms/divide.js';
 import type { Algorithm } from '../algorithms/types.js';
 import type { Decision, LimitOptions } from '../decision.js';
 import { ConfigError, InvalidParamsError } from '../errors.js';
-import type { Limiter } from '../limiter.js';
+import type { Invalidations, Limiter } from '../limiter.js';
 import {
   checkKey,
+  costOf,
   requireAlgorithm,
   requireFunction,
   requireInteger,
@@ -82,7 +83,13 @@ export function createShardedLimiter(options: ShardedLimiterOptions): Limiter {
     remaining: Math.min(limit, remaining),
   });
 
-  return {
+  const everyShard = (key: string, run: (subKey: string, shard: number) => Promise<void> | undefined) => {
+    checkKey(key);
+    return Promise.all(Array.from({ length: shards }, (_, shard) => run(subKey(key, shard), shard))).then(() => {});
+  };
+  // Units spread over the shards: ⌊units ÷ k⌋ each, one more on the first units mod k.
+  const share = (units: number, shard: number) => Math.floor(units / shards) + (shard < units % shards ? 1 : 0);
+  const sharded: Limiter = {
     algorithm,
     async limit(key: string, limitOptions?: LimitOptions) {
       checkKey(key);
@@ -104,5 +111,32 @@ export function createShardedLimiter(options: ShardedLimiterOptions): Limiter {
       await Promise.all(Array.from({ length: shards }, (_, shard) => inner.reset(subKey(key, shard))));
     },
     close: () => inner.close(),
+  };
+  const { block, unblock, penalty, reward, invalidate, invalidations } = inner;
+  if (block) sharded.block = (key, ms) => everyShard(key, (sub) => block.call(inner, sub, ms));
+  if (unblock) sharded.unblock = (key) => everyShard(key, (sub) => unblock.call(inner, sub));
+  if (invalidate) sharded.invalidate = (key) => everyShard(key, (sub) => invalidate.call(inner, sub));
+  if (penalty) {
+    sharded.penalty = (key, units) =>
+      everyShard(key, (sub, shard) => penalty.call(inner, sub, share(costOf({ cost: units }), shard)));
+  }
+  if (reward) {
+    sharded.reward = (key, units) =>
+      everyShard(key, (sub, shard) => reward.call(inner, sub, share(costOf({ cost: units }), shard)));
+  }
+  return invalidations ? { ...sharded, invalidations: ofWholeKeys(invalidations) } : sharded;
+}
+
+/** Invalidations of sub-keys, heard as invalidations of their key. */
+function ofWholeKeys(invalidations: Invalidations): Invalidations {
+  const whole = (key: string | undefined) => {
+    const at = key === undefined ? -1 : key.lastIndexOf('#');
+    return at === -1 ? key : key?.slice(0, at);
+  };
+  return {
+    get live() {
+      return invalidations.live;
+    },
+    subscribe: (listener) => invalidations.subscribe((key) => listener(whole(key))),
   };
 }

@@ -90,18 +90,40 @@ export function runConformance(target: ConformanceTarget): void {
       describe(profile.name, () => {
         for (const [name, check] of Object.entries(properties) as [PropertyName, Check][]) {
           if (profile.exempt[name] || target.exempt?.[name]) continue;
-          it(name, async () => check({ target, profile }));
+          // Rest parameters: a host that reads the body's arity (jest) sees no done callback.
+          it(name, async (...args: unknown[]) => check({ target, profile, skip: skipperOf(args[0]) }));
         }
         for (const capability of target.capabilities ?? []) {
           const [name, check] = byCapability[capability];
-          if (!profile.exempt[name] && !target.exempt?.[name]) it(name, async () => check({ target, profile }));
+          if (profile.exempt[name] || target.exempt?.[name]) continue;
+          it(name, async (...args: unknown[]) => check({ target, profile, skip: skipperOf(args[0]) }));
         }
       });
     }
   });
 }
 
-type Check = (context: { target: ConformanceTarget; profile: AlgorithmProfile }) => Promise<void>;
+type Check = (context: CheckContext) => Promise<void>;
+
+interface CheckContext {
+  target: ConformanceTarget;
+  profile: AlgorithmProfile;
+  /** Marks the test skipped with `reason` where the host can (vitest, node:test); else it passes. */
+  skip(reason: string): void;
+}
+
+/** The host's own skip from the test's context argument (vitest's `context.skip`, node:test's `t.skip`). */
+function skipperOf(context: unknown): (reason: string) => void {
+  const skip = (context as { skip?: unknown } | undefined)?.skip;
+  return typeof skip === 'function' ? (reason) => skip.call(context, reason) : () => {};
+}
+
+/** Whether `limiter` has the optional `member`; when not, the test is skipped with that reason. */
+function lacks(limiter: Limiter, member: keyof Limiter, skip: (reason: string) => void): boolean {
+  if (limiter[member] !== undefined) return false;
+  skip(`the limiter has no ${member}`);
+  return true;
+}
 
 async function setup(
   target: ConformanceTarget,
@@ -123,7 +145,7 @@ async function setup(
 }
 
 async function withSetup(
-  { target, profile }: { target: ConformanceTarget; profile: AlgorithmProfile },
+  { target, profile }: Pick<CheckContext, 'target' | 'profile'>,
   body: (s: Setup) => Promise<void>,
 ): Promise<void> {
   const s = await setup(target, profile);
@@ -131,6 +153,14 @@ async function withSetup(
     await body(s);
   } finally {
     await s.limiter.close();
+  }
+}
+
+/** Waits (real time, up to 5 s) for `condition`: notifications between connections take a round trip. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let waitedMs = 0; !condition(); waitedMs += 5) {
+    if (waitedMs >= 5_000) assert.fail(`${what} within 5 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 
@@ -296,6 +326,83 @@ const properties: Record<Exclude<PropertyName, 'partial-admission'>, Check> = {
       assert.equal((await limiter.limit(`${key}:`.padEnd(512, 'k'))).allowed, true, 'a 512-byte key is accepted');
       assert.equal((await limiter.limit(key)).remaining, LIMIT - 2, 'rejected calls changed nothing');
     }),
+
+  block: (c) =>
+    withSetup(c, async ({ limiter, key, clock }) => {
+      if (lacks(limiter, 'block', c.skip)) return;
+      const block = limiter.block as NonNullable<Limiter['block']>;
+      await limiter.limit(key, { cost: LIMIT - 1 });
+      await rejectsWithCode(block.call(limiter, key, -1), 'ERR_SLUICE_INVALID_DURATION');
+      await block.call(limiter, key, 3 * INTERVAL_MS);
+      const denied = await limiter.limit(key);
+      assert.equal(denied.allowed, false, 'a blocked key denies what it could admit');
+      assert.equal(denied.reason, 'blocked');
+      assert.equal(denied.retryAfterMs, 3 * INTERVAL_MS, 'retry after the block, which ends after the key has room');
+      assert.equal((await limiter.peek(key)).reason, 'blocked', 'peek reports the block');
+      clock.advance(3 * INTERVAL_MS - 1);
+      assert.equal((await limiter.limit(key)).allowed, false, 'still blocked 1 ms before its end');
+      clock.advance(1);
+      const admitted = await limiter.limit(key);
+      assert.equal(admitted.allowed, true, 'admitted when the block ends');
+      assert.equal(admitted.reason, undefined);
+      await block.call(limiter, key, 60_000);
+      await limiter.reset(key);
+      assert.equal((await limiter.limit(key)).allowed, true, 'a reset key is fresh and unblocked');
+    }),
+
+  'penalty-reward': (c) =>
+    withSetup(c, async ({ limiter, key }) => {
+      if (lacks(limiter, 'penalty', c.skip) || lacks(limiter, 'reward', c.skip)) return;
+      const penalty = limiter.penalty as NonNullable<Limiter['penalty']>;
+      const reward = limiter.reward as NonNullable<Limiter['reward']>;
+      const unsupported = await penalty.call(limiter, key, 2).then(
+        () => false,
+        (error: unknown) => (error as { code?: string }).code === 'ERR_SLUICE_UNSUPPORTED' || Promise.reject(error),
+      );
+      if (unsupported) {
+        await rejectsWithCode(reward.call(limiter, key, 1), 'ERR_SLUICE_UNSUPPORTED');
+        assert.equal((await limiter.peek(key)).remaining, LIMIT, 'an unsupported operation changes nothing');
+        return;
+      }
+      assert.equal((await limiter.peek(key)).remaining, LIMIT - 2, 'a penalty spends without an admission');
+      await reward.call(limiter, key, 1);
+      assert.equal((await limiter.peek(key)).remaining, LIMIT - 1, 'a reward gives units back');
+      await reward.call(limiter, key, 100);
+      assert.equal((await limiter.peek(key)).remaining, LIMIT, 'never past fresh');
+      await penalty.call(limiter, key, LIMIT);
+      const denied = await limiter.limit(key);
+      assert.equal(denied.allowed, false, 'a penalty of the whole limit denies');
+      await rejectsWithCode(penalty.call(limiter, key, -1), 'ERR_SLUICE_INVALID_COST');
+    }),
+
+  async invalidations(c) {
+    const { target, profile } = c;
+    const clock = manualClock();
+    const algorithm = profile.build(LIMIT, PERIOD_MS);
+    const [changer, hearer] = await Promise.all([
+      target.create(algorithm, clock, 0),
+      target.create(algorithm, clock, 1),
+    ]);
+    try {
+      if (lacks(hearer, 'invalidations', c.skip)) return;
+      const invalidations = hearer.invalidations as NonNullable<Limiter['invalidations']>;
+      await until(() => invalidations.live, 'the invalidations are live');
+      const key = uniqueKey();
+      const heard: string[] = [];
+      const stop = invalidations.subscribe((heardKey, change) => {
+        if (heardKey === key && change !== undefined) heard.push(change);
+      });
+      await changer.reset(key);
+      await until(() => heard.includes('reset'), "another connection's reset is heard");
+      if (changer.block) {
+        await changer.block(key, 1_000);
+        await until(() => heard.includes('block'), 'a block is heard');
+      }
+      stop();
+    } finally {
+      await Promise.all([changer.close(), hearer.close()]);
+    }
+  },
 
   async concurrency({ target, profile }) {
     const limit = 100;

@@ -31,6 +31,9 @@ export type PropertyName =
   | 'reservation-expiry'
   | 'reservation-debt'
   | 'per-request-params'
+  | 'block'
+  | 'penalty-reward'
+  | 'invalidations'
   /** Only for a target declaring the `'partial'` capability. */
   | 'partial-admission';
 

@@ -1,5 +1,7 @@
 import { acquireScript, heldScript, renewOrReleaseScript } from '../../src/concurrency/redis-scripts.js';
 import type { LuaScript } from '../../src/stores/redis/script.js';
+import { adminScriptsOf } from '../../src/stores/redis/scripts/admin.js';
+import { blockScript, unblockScript } from '../../src/stores/redis/scripts/block.js';
 import { heartbeatScript } from '../../src/stores/redis/scripts/heartbeat.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { chargeScripts, refundScripts } from '../../src/stores/redis/scripts/refund.js';
@@ -13,6 +15,12 @@ export const shippedScripts: Readonly<Record<string, LuaScript>> = Object.fromEn
   ]),
   ...Object.entries(refundScripts).map(([name, script]) => [`${name}.refund`, script]),
   ...Object.entries(chargeScripts).map(([name, script]) => [`${name}.charge`, script]),
+  ...Object.entries(adminScriptsOf).flatMap(([name, { reward, penalty }]) => [
+    [`${name}.reward`, reward],
+    [`${name}.penalty`, penalty],
+  ]),
+  ['block', blockScript],
+  ['unblock', unblockScript],
   ['heartbeat', heartbeatScript],
   ['holds.acquire', acquireScript],
   ['holds.held', heldScript],

@@ -1,3 +1,4 @@
+import { blockedDecision, blockMsOf, createLocalInvalidations, unsupported } from '../../admin.js';
 import { algorithmFor } from '../../algorithms/params.js';
 import { admitPartially } from '../../algorithms/partial.js';
 import type { Algorithm, StateGrowth } from '../../algorithms/types.js';
@@ -15,6 +16,7 @@ import {
   requireInteger,
   requireOptions,
 } from '../../validate.js';
+import { createBlockTable } from './block-table.js';
 import { freshnessOf } from './freshness.js';
 import { createSlotTable, type SlotTable, slotBytes } from './slot-table.js';
 
@@ -128,7 +130,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     if (slot === -1) checkKey(key);
     return decideAt(key, slot, cost, readClock(clock), core);
   };
-  // What `cost` would do now under `core`, applying nothing.
+  // What `cost` would do now under `core`, applying nothing: peeks, partial admission's first
+  // look, and what a blocked request would meet.
   const reportAt = (key: string, cost: number, nowMs: number, core: Algorithm): Decision => {
     const slot = table.find(key);
     if (slot === -1) scratch.fill(0);
@@ -141,21 +144,40 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       commit ? decideAt(key, table.find(key), units, nowMs, core) : reportAt(key, units, nowMs, core),
     );
   };
+  const blocks = createBlockTable(maxKeys);
+  const invalidations = createLocalInvalidations();
+  // One size check per decision while no key is blocked. A blocked partial request waits as a
+  // denied one does, for one unit.
+  const blockedSync = (key: string, cost: number, core: Algorithm, partial: boolean): Decision | undefined => {
+    if (blocks.size === 0) return undefined;
+    const nowMs = readClock(clock);
+    const leftMs = blocks.leftMs(key, nowMs);
+    if (leftMs === 0) return undefined;
+    checkKey(key);
+    return blockedDecision(reportAt(key, partial ? Math.min(cost, 1) : cost, nowMs, core), leftMs);
+  };
   const limitSync = (key: string, limitOptions?: LimitOptions): Decision => {
-    if (limitOptions === undefined) return decide(key, 1, algorithm);
+    if (limitOptions === undefined) return blockedSync(key, 1, algorithm, false) ?? decide(key, 1, algorithm);
     const cost = costOf(limitOptions);
     const core = limitOptions.params === undefined ? algorithm : resolve(limitOptions);
-    return partialOf(limitOptions) ? decidePartially(key, cost, core) : decide(key, cost, core);
+    const partial = partialOf(limitOptions);
+    return (
+      blockedSync(key, cost, core, partial) ?? (partial ? decidePartially(key, cost, core) : decide(key, cost, core))
+    );
   };
   const peekSync = (key: string, peekOptions?: ParamsOptions): Decision => {
     checkKey(key);
     const core = resolve(peekOptions);
     const nowMs = readClock(clock);
-    return peekDecision(reportAt(key, 0, nowMs, core), reportAt(key, 1, nowMs, core));
+    const next = reportAt(key, 1, nowMs, core);
+    const leftMs = blocks.leftMs(key, nowMs);
+    return peekDecision(reportAt(key, 0, nowMs, core), leftMs === 0 ? next : blockedDecision(next, leftMs));
   };
   const resetSync = (key: string): void => {
     checkKey(key);
     table.delete(key);
+    blocks.delete(key);
+    invalidations.emit(key, 'reset');
   };
   const refund = algorithm.refund;
   const refundSync = (key: string, units: number, refundOptions?: ParamsOptions): void => {
@@ -180,6 +202,47 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       table.state.fill(0, offsetOf(slot), offsetOf(slot) + width);
     }
     charge(table.state, offsetOf(slot), nowMs, units);
+  };
+  const penalize = growth ? undefined : (algorithm.charge ?? algorithm.penalty);
+  const reward = growth ? undefined : (refund ?? algorithm.reward);
+  const admin = {
+    block(key: string, durationMs: number): void {
+      checkKey(key);
+      const ms = blockMsOf(durationMs);
+      if (ms > 0) blocks.extend(key, readClock(clock) + ms);
+      invalidations.emit(key, 'block');
+    },
+    unblock(key: string): void {
+      checkKey(key);
+      blocks.delete(key);
+      invalidations.emit(key, 'unblock');
+    },
+    penalty(key: string, units: number): void {
+      checkKey(key);
+      costOf({ cost: units });
+      if (penalize === undefined) throw unsupported('penalty', algorithm.name);
+      const nowMs = readClock(clock);
+      if (units === 0) return;
+      let slot = table.find(key);
+      if (slot === -1) {
+        slot = table.insert(key, nowMs);
+        table.state.fill(0, offsetOf(slot), offsetOf(slot) + width);
+      }
+      penalize(table.state, offsetOf(slot), nowMs, units);
+    },
+    reward(key: string, units: number): void {
+      checkKey(key);
+      costOf({ cost: units });
+      if (reward === undefined) throw unsupported('reward', algorithm.name);
+      const nowMs = readClock(clock);
+      const slot = table.find(key);
+      if (slot !== -1 && units > 0) reward(table.state, offsetOf(slot), nowMs, units);
+      invalidations.emit(key, 'reward');
+    },
+    invalidate(key: string): void {
+      checkKey(key);
+      invalidations.emit(key, 'invalidate');
+    },
   };
 
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -222,7 +285,17 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     }),
     algorithmFor: (params) => algorithmFor(algorithm, params),
     ...(charge && { charge: (key: string, units: number) => settle(() => chargeSync(key, units)) }),
-    prune: () => table.prune(readClock(clock)),
+    block: (key, durationMs) => settle(() => admin.block(key, durationMs)),
+    unblock: (key) => settle(() => admin.unblock(key)),
+    penalty: (key, units) => settle(() => admin.penalty(key, units)),
+    reward: (key, units) => settle(() => admin.reward(key, units)),
+    invalidate: (key) => settle(() => admin.invalidate(key)),
+    invalidations,
+    prune: () => {
+      const nowMs = readClock(clock);
+      blocks.prune(nowMs);
+      return table.prune(nowMs);
+    },
     close() {
       clearInterval(timer);
       return Promise.resolve();

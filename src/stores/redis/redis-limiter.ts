@@ -1,8 +1,9 @@
+import { blockMsOf, unsupported } from '../../admin.js';
 import { algorithmFor } from '../../algorithms/params.js';
 import type { Algorithm } from '../../algorithms/types.js';
 import { type Decision, type ParamsOptions, peekDecision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
-import { type Limiter, readClock } from '../../limiter.js';
+import { type InvalidationChange, type Limiter, readClock } from '../../limiter.js';
 import {
   checkKey,
   costOf,
@@ -18,7 +19,11 @@ import { createWarner, type WarningSink } from '../../warnings.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
-import { type ClientWrapper, runScript, type ScriptClient, type StoreOperation } from './script.js';
+import { followChannel } from './invalidation.js';
+import { type ClientWrapper, type LuaScript, runScript, type ScriptClient, type StoreOperation } from './script.js';
+import { adminScriptsOf } from './scripts/admin.js';
+import { blockScript, unblockScript } from './scripts/block.js';
+import { BLOCK_SUFFIX } from './scripts/block-key.js';
 import { type AlgorithmScript, costArg, MAX_PARTIAL_COST, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { chargeScripts, refundScripts } from './scripts/refund.js';
@@ -56,6 +61,14 @@ export interface RedisLimiterOptions {
    * not wrapped.
    */
   wrapClient?: ClientWrapper;
+  /**
+   * A connection of its own (e.g. `client.duplicate()`, an ioredis/iovalkey `Redis` or `Cluster`)
+   * that the limiter subscribes to `prefix + 'invalidations'`, where every instance's `reset`,
+   * `block`, `unblock`, `reward` and `invalidate` are published. With it the limiter has
+   * `invalidations`, and leased instances over it forget a key within one round trip of a change
+   * made anywhere (docs/leasing.md). Not closed by Sluice. Without it the operations still publish.
+   */
+  subscriber?: unknown;
   /**
    * Where warnings go. On first use the limiter reads the server's `maxmemory-policy` (one
    * `INFO memory` per ioredis/iovalkey/node-redis client, in the background) and warns once
@@ -113,6 +126,12 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const batcher = batcherOf(clients.batch, script, read, options);
   const refundScript = refundScripts[algorithm.name];
   const chargeScript = chargeScripts[algorithm.name];
+  const channel = `${prefix}invalidations`;
+  const heard = options.subscriber === undefined ? undefined : followChannel(options.subscriber, channel);
+  const origin = heard ?? {
+    messageFor: (key: string, change: InvalidationChange) => `\n${change}\n${key}`,
+    emit: () => {},
+  };
 
   const warn = createWarner(options.onWarning);
   let evictionChecked = options.onWarning === false;
@@ -139,6 +158,23 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     refund: failure('refund'),
     charge: failure('charge'),
   };
+  // An admin operation: after the decisions queued before it, one script call that changes the
+  // key and publishes the invalidation, then this instance's listeners hear it at once.
+  const operate = async (
+    operation: InvalidationChange | 'penalty',
+    key: string,
+    script: LuaScript,
+    keys: string[],
+    args: (string | number)[],
+  ) => {
+    await batcher?.drain();
+    const told = operation !== 'penalty';
+    const sent = told ? [...args, channel, origin.messageFor(key, operation)] : args;
+    await runScript(clients.reset, script, keys, sent).catch(failure(operation));
+    if (told) origin.emit(key, operation);
+  };
+  const admin = adminScriptsOf[algorithm.name];
+  const unsupportedBy = (operation: string) => () => Promise.reject(unsupported(operation, algorithm.name));
 
   return {
     algorithm,
@@ -188,8 +224,43 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       const redisKey = redisKeyOf(key);
       // Decisions queued before the reset are applied before it, as they would be unbatched.
       await batcher?.drain();
-      await runScript(clients.reset, resetScript, [redisKey], []).catch(failedTo.reset);
+      await runScript(clients.reset, resetScript, [redisKey], [channel, origin.messageFor(key, 'reset')]).catch(
+        failedTo.reset,
+      );
+      origin.emit(key, 'reset');
     },
+    async block(key, durationMs) {
+      const redisKey = redisKeyOf(key);
+      const ms = blockMsOf(durationMs);
+      if (ms > 0) await operate('block', key, blockScript, [redisKey], [nowArg(), ms]);
+    },
+    unblock: async (key) => operate('unblock', key, unblockScript, [redisKeyOf(key) + BLOCK_SUFFIX], []),
+    invalidate: async (key) => {
+      checkKey(key);
+      await operate('invalidate', key, unblockScript, [], []);
+    },
+    reward: admin
+      ? async (key, units) => {
+          const redisKey = redisKeyOf(key);
+          if (costOf({ cost: units }) > 0)
+            await operate('reward', key, admin.reward, [redisKey], [nowArg(), ...algorithm.scriptParams, units]);
+        }
+      : unsupportedBy('reward'),
+    penalty: admin
+      ? async (key, units) => {
+          const redisKey = redisKeyOf(key);
+          if (costOf({ cost: units }) > 0) {
+            await operate(
+              'penalty',
+              key,
+              admin.penalty,
+              [redisKey],
+              [nowArg(), ...algorithm.scriptParams, units, '', ''],
+            );
+          }
+        }
+      : unsupportedBy('penalty'),
+    ...(heard && { invalidations: heard }),
     ...(refundScript && {
       async refund(key: string, units: number, refundOptions?: ParamsOptions) {
         const redisKey = redisKeyOf(key);
@@ -211,6 +282,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     }),
     algorithmFor: (params) => algorithmFor(algorithm, params),
     close: async () => {
+      heard?.close();
       await batcher?.drain();
     },
   };
@@ -254,8 +326,11 @@ function clientsOf(client: ScriptClient, wrap: ClientWrapper | undefined) {
   };
 }
 
+/** The `allowed` of a decision denied by a block. */
+const BLOCKED = -2;
+
 /**
- * Reads decision `index` (`{allowed, remaining, retryAfterMs (−1: never), resetAfterMs}`) from a
+ * Reads decision `index` (`{allowed (0, 1, or −2: denied by a block), remaining, retryAfterMs (−1: never), resetAfterMs}`) from a
  * script reply; throws StoreUnavailableError for a decision the script answered
  * `{'error', message, 0, 0}` (one of its commands failed; the call's other decisions stand).
  * A partial decision's first integer is −1 (denied, nothing admitted) or 2 + the units admitted.
@@ -281,6 +356,10 @@ function toDecision(reply: unknown, limit: number, index: number): Decision {
     resetAfterMs: resetAfterMs as number,
   };
   if (allowed === 0 || allowed === 1) return decision;
+  if (allowed === BLOCKED) {
+    decision.reason = 'blocked';
+    return decision;
+  }
   const admitted = Math.max(0, (allowed as number) - 2);
   return { ...decision, allowed: allowed !== -1, admitted };
 }

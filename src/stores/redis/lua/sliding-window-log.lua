@@ -15,7 +15,8 @@
 --            or -1 - cost to only report it (a peek),
 --            or -0.5 - cost to admit as many of cost as are held (partial);
 --            one for every key when they are alike
--- Reply      4 integers per decision: allowed 0|1 (partial: -1 denied, else 2 + units admitted),
+-- Reply      4 integers per decision: allowed 0|1 (-2: denied by a block; partial: -1 denied,
+--            else 2 + units admitted),
 --            remaining units, retry after ms (-1: never), reset after ms;
 --            or 'error', message, 0, 0 for a decision whose command failed
 
@@ -123,9 +124,30 @@ local function cost_of(arg)
   if n % 1 == 0 then return n, false, decide end
   return n + 0.5, true, decide_partly
 end
+-- A blocked key (its block key holds the block's end, ms) denies whatever the rule says:
+-- allowed -2, nothing spent, retry at the later of the block's end and the rule's own retry
+-- (a partial request's own retry is one unit's).
+-- In a slot being migrated, a block key not (or no longer) on this node errors: read as none.
+-- Read once per key and call: a hot key decided k times in a batch costs one GET, not k.
+local block_ends = {}
+local function decide_unblocked(rule, key, cost, commit, i)
+  local block_end = block_ends[key]
+  if block_end == nil then
+    local found = redis.pcall('GET', key .. ':block')
+    block_end = type(found) == 'string' and tonumber(found) or false
+    block_ends[key] = block_end
+  end
+  if not block_end or block_end <= now_ms then return rule(key, cost, commit, i) end
+  local left = block_end - now_ms
+  if rule ~= decide and cost > 1 then cost = 1 end
+  local allowed, _, retry, reset = decide(key, cost, false, i)
+  if allowed == 1 then retry = 0 end
+  if retry ~= -1 then retry = max(retry, left) end
+  return -2, 0, retry, max(reset, left)
+end
 -- A failing command fails its own decision; the call's others stand as if alone.
 local function decide_one(rule, key, cost, commit, i)
-  local ok, allowed, remaining, retry, reset = pcall(rule, key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(decide_unblocked, rule, key, cost, commit, i)
   if ok then return allowed, remaining, retry, reset end
   if type(allowed) == 'table' then allowed = allowed.err end
   return 'error', tostring(allowed), 0, 0

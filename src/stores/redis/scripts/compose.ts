@@ -1,6 +1,7 @@
 import type { AlgorithmName } from '../../../algorithms/types.js';
 import { scriptShas } from '../lua/shas.js';
 import type { LuaScript } from '../script.js';
+import { BLOCK_SUFFIX } from './block-key.js';
 
 /**
  * An algorithm's Lua twin, as named blocks of Lua that the composer places: the composer owns
@@ -128,9 +129,30 @@ local function cost_of(arg)
   if n % 1 == 0 then return n, false, decide end
   return n + 0.5, true, decide_partly
 end
+-- A blocked key (its block key holds the block's end, ms) denies whatever the rule says:
+-- allowed -2, nothing spent, retry at the later of the block's end and the rule's own retry
+-- (a partial request's own retry is one unit's).
+-- In a slot being migrated, a block key not (or no longer) on this node errors: read as none.
+-- Read once per key and call: a hot key decided k times in a batch costs one GET, not k.
+local block_ends = {}
+local function decide_unblocked(rule, key, cost, commit, i)
+  local block_end = block_ends[key]
+  if block_end == nil then
+    local found = redis.pcall('GET', key .. '${BLOCK_SUFFIX}')
+    block_end = type(found) == 'string' and tonumber(found) or false
+    block_ends[key] = block_end
+  end
+  if not block_end or block_end <= now_ms then return rule(key, cost, commit, i) end
+  local left = block_end - now_ms
+  if rule ~= decide and cost > 1 then cost = 1 end
+  local allowed, _, retry, reset = decide(key, cost, false, i)
+  if allowed == 1 then retry = 0 end
+  if retry ~= -1 then retry = max(retry, left) end
+  return -2, 0, retry, max(reset, left)
+end
 -- A failing command fails its own decision; the call's others stand as if alone.
 local function decide_one(rule, key, cost, commit, i)
-  local ok, allowed, remaining, retry, reset = pcall(rule, key, cost, commit, i)
+  local ok, allowed, remaining, retry, reset = pcall(decide_unblocked, rule, key, cost, commit, i)
   if ok then return allowed, remaining, retry, reset end
   if type(allowed) == 'table' then allowed = allowed.err end
   return 'error', tostring(allowed), 0, 0
@@ -184,7 +206,7 @@ const COST_DOC =
   'cost in units to apply if admitted,\nor -1 - cost to only report it (a peek),\nor -0.5 - cost to admit as many of cost as are held (partial)';
 const REPLY_ROW = [
   'Reply',
-  "4 integers per decision: allowed 0|1 (partial: -1 denied, else 2 + units admitted),\nremaining units, retry after ms (-1: never), reset after ms;\nor 'error', message, 0, 0 for a decision whose command failed",
+  "4 integers per decision: allowed 0|1 (-2: denied by a block; partial: -1 denied,\nelse 2 + units admitted),\nremaining units, retry after ms (-1: never), reset after ms;\nor 'error', message, 0, 0 for a decision whose command failed",
 ] as const;
 
 /** A comment table, one row per entry: a label and its text, whose later lines align under it. */
@@ -295,6 +317,30 @@ export function adjustScript<Kind extends keyof typeof ADJUSTMENTS>(
   return shippedScript(
     `${lua.name}.${kind}`,
     `${top}${PRELUDE}\n-- The rule: its parameters, one ${kind}.\n${paramLocals(lua)}${fn(`${kind}(key, units)`, lua[kind])}${kind}(KEYS[1], tonumber(ARGV[#ARGV]))\nreturn 1\n`,
+  );
+}
+
+/**
+ * The script of one admin operation on one key (`<name>.<operation>.lua`): runs `body` as
+ * `operate(key, units)` with the prelude and the algorithm's parameters, then publishes the
+ * invalidation message on the channel when one is given, in the same atomic call.
+ */
+export function operationScript(lua: LuaAlgorithm, operation: string, summary: string, body: string): LuaScript {
+  const units = 2 + lua.params.length;
+  const top = header(
+    [lua.title, summary, origin(lua.name)],
+    [
+      ['KEYS[1]', lua.key],
+      NOW_ROW,
+      ...paramRows(lua),
+      [`ARGV[${units}]`, 'units'],
+      [`ARGV[${units + 1}..${units + 2}]`, "the invalidation channel and message ('' '': none)"],
+      ['Reply', '1'],
+    ],
+  );
+  return shippedScript(
+    `${lua.name}.${operation}`,
+    `${top}${PRELUDE}\n-- The rule: its parameters, the operation.\n${paramLocals(lua)}${fn('operate(key, units)', body)}operate(KEYS[1], tonumber(ARGV[${units}]))\nif ARGV[${units + 1}] ~= '' then redis.call('PUBLISH', ARGV[${units + 1}], ARGV[${units + 2}]) end\nreturn 1\n`,
   );
 }
 

@@ -1,0 +1,44 @@
+/**
+ * The blocks of a memory limiter: key → the end of its block (ms on the limiter's clock), at
+ * most `maxKeys` of them. Blocks are set by the application, not by traffic, so when full the
+ * oldest block set goes first, after the expired ones.
+ */
+export interface BlockTable {
+  readonly size: number;
+  /** Milliseconds `key`'s block has left at `nowMs`; 0 (and the block dropped) when none runs. */
+  leftMs(key: string, nowMs: number): number;
+  /** Blocks `key` until `untilMs`, unless a block running longer is already set. */
+  extend(key: string, untilMs: number): void;
+  delete(key: string): void;
+  /** Drops every block over at `nowMs`. */
+  prune(nowMs: number): void;
+}
+
+export function createBlockTable(maxKeys: number): BlockTable {
+  const ends = new Map<string, number>();
+  const prune = (nowMs: number) => {
+    for (const [key, endMs] of ends) if (endMs <= nowMs) ends.delete(key);
+  };
+  return {
+    get size() {
+      return ends.size;
+    },
+    leftMs(key, nowMs) {
+      const endMs = ends.get(key);
+      if (endMs === undefined) return 0;
+      if (endMs > nowMs) return endMs - nowMs;
+      ends.delete(key);
+      return 0;
+    },
+    extend(key, untilMs) {
+      const endMs = ends.get(key);
+      if (endMs !== undefined && endMs >= untilMs) return;
+      ends.delete(key); // re-inserted last: the most recently set goes last when full
+      if (ends.size >= maxKeys) prune(untilMs - 1);
+      if (ends.size >= maxKeys) ends.delete(ends.keys().next().value as string);
+      ends.set(key, untilMs);
+    },
+    delete: (key) => void ends.delete(key),
+    prune,
+  };
+}
