@@ -17,6 +17,7 @@ import { createWarner, type WarningSink } from '../../warnings.js';
 import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from './batch.js';
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
+import { perMasterClients } from './node-clients.js';
 import { type ClientWrapper, runScript, type ScriptClient, type StoreOperation } from './script.js';
 import { type AlgorithmScript, costArg, MAX_PARTIAL_COST, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
@@ -51,8 +52,8 @@ export interface RedisLimiterOptions {
   /**
    * Wraps the client each operation's script calls go through (once per operation, at
    * construction), e.g. `storeMetrics({ meter })` from `sluice/otel` to time every round trip.
-   * Cluster detection and `batch.byNode` still read `client`; per-master calls of `byNode` are
-   * not wrapped.
+   * Cluster detection and `batch.byNode` still read `client`; each master's connection of
+   * `byNode` is wrapped once too, as `'batch'`.
    */
   wrapClient?: ClientWrapper;
   /**
@@ -90,7 +91,8 @@ export interface RedisLimiterOptions {
  */
 export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   requireOptions('createRedisLimiter options', options);
-  const clients = clientsOf(toScriptClient(options.client), requireFunction('wrapClient', options.wrapClient, true));
+  const wrap = requireFunction('wrapClient', options.wrapClient, true);
+  const clients = clientsOf(toScriptClient(options.client), wrap);
   const algorithm = requireAlgorithm('algorithm', options.algorithm);
   const script = Object.hasOwn(scripts, algorithm.name) ? scripts[algorithm.name] : undefined;
   if (!script) throw new ConfigError(`no Redis script for algorithm '${algorithm.name}'`);
@@ -102,7 +104,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   }
   const params = algorithm.scriptParams;
   const read = (reply: unknown, index: number): Decision => toDecision(reply, algorithm.limit, index);
-  const batcher = batcherOf(clients.batch, script, read, options);
+  const batcher = batcherOf(clients.batch, script, read, options, wrap);
   const refundScript = refundScripts[algorithm.name];
   const partialCap = Math.min(algorithm.limit, MAX_PARTIAL_COST);
 
@@ -194,6 +196,7 @@ function batcherOf(
   script: AlgorithmScript,
   read: ReplyReader<Decision>,
   options: RedisLimiterOptions,
+  wrap: ClientWrapper | undefined,
 ): Batcher<Decision> | undefined {
   const { batch } = options;
   if (batch === undefined || batch === false) return undefined;
@@ -210,7 +213,7 @@ function batcherOf(
     read,
     maxDecisions: requireInteger('batch.maxDecisions', orDefault(settings.maxDecisions, 64), 1, 1000),
     bySlot,
-    byNode: nodes && { nodes, script: perNodeScript(script) },
+    byNode: nodes && { nodes: perMasterClients(nodes, wrap), script: perNodeScript(script) },
   });
 }
 
