@@ -1,12 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { instrument, METRICS, storeMetrics } from '../../src/observability/index.js';
 import { withFailurePolicy } from '../../src/policy/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/redis-limiter.js';
 import { manualClock } from '../../src/testing/index.js';
-import { disconnectAll, resilientClient, sleep } from '../policy/support/clients.js';
-import { type RedisServer, startRedis } from '../support/redis-server.js';
-import { createMeters } from './support/metrics.js';
+import { resilientClient, sleep } from '../policy/support/clients.js';
+import { perTest } from './support/per-test.js';
 
 /*
  * A real breaker over a redis-server paused with SIGSTOP, read through the real SDK: the
@@ -16,21 +15,13 @@ import { createMeters } from './support/metrics.js';
  */
 const HOUR = 3_600_000;
 const COOL_DOWN_MS = 1000;
-const servers: RedisServer[] = [];
-const meters: ReturnType<typeof createMeters>[] = [];
-afterEach(async () => {
-  disconnectAll();
-  await Promise.all(meters.splice(0).map((m) => m.shutdown()));
-  await Promise.all(servers.splice(0).map((s) => s.stop()));
-});
+const owned = perTest();
 
 describe('the breaker on the real OpenTelemetry SDK', () => {
   it('the state gauge and the opens counter follow a real breaker open and closed again', async () => {
-    const redis = await startRedis();
-    servers.push(redis);
+    const redis = await owned.redis();
     const clock = manualClock();
-    const metrics = createMeters();
-    meters.push(metrics);
+    const metrics = owned.meters();
     const { meter, collect, totalOf } = metrics;
     const policy = withFailurePolicy(
       createRedisLimiter({

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMemoryLimiter, gcra } from '../../src/index.js';
 import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
 import type { Limiter } from '../../src/limiter.js';
@@ -7,8 +7,8 @@ import { createRedisLimiter } from '../../src/stores/redis/redis-limiter.js';
 import { scripts } from '../../src/stores/redis/scripts/index.js';
 import { refundScripts } from '../../src/stores/redis/scripts/refund.js';
 import { manualClock } from '../../src/testing/index.js';
-import { type RedisServer, startRedis } from '../support/redis-server.js';
-import { createMeters } from './support/metrics.js';
+import type { createMeters } from './support/metrics.js';
+import { perTest } from './support/per-test.js';
 import { scriptCalls } from './support/script-calls.js';
 
 /*
@@ -18,12 +18,7 @@ import { scriptCalls } from './support/script-calls.js';
  */
 const HOUR = 3_600_000;
 const T = 36_000; // GCRA 100 per hour: one unit's slot
-const servers: RedisServer[] = [];
-const meters: ReturnType<typeof createMeters>[] = [];
-afterEach(async () => {
-  await Promise.all(meters.splice(0).map((m) => m.shutdown()));
-  await Promise.all(servers.splice(0).map((s) => s.stop()));
-});
+const owned = perTest();
 
 type Remote = (clock: () => number, metrics: ReturnType<typeof createMeters>) => Promise<Limiter>;
 
@@ -35,8 +30,7 @@ const remotes: [string, Remote][] = [
   [
     'redis-server',
     async (clock, { meter }) => {
-      const redis = await startRedis();
-      servers.push(redis);
+      const redis = await owned.redis();
       const admin = redis.connect();
       // Both scripts cached: no NOSCRIPT reply adds a round trip.
       for (const script of [scripts.gcra, refundScripts.gcra]) await admin.script('LOAD', script?.source as string);
@@ -55,8 +49,7 @@ const remotes: [string, Remote][] = [
 describe.each(remotes)('leased units on the real SDK, %s remote', (kind, makeRemote) => {
   it('counts units returned on idle and on close, units expired unspent, and units held', async () => {
     const clock = manualClock();
-    const metrics = createMeters();
-    meters.push(metrics);
+    const metrics = owned.meters();
     const { meter, collect, totalOf } = metrics;
     serverScriptCalls = async () => 0;
     const remote = await makeRemote(clock.now, metrics);
