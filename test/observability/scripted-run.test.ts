@@ -1,12 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
 import { type DegradedTransition, instrument, METRICS, storeMetrics } from '../../src/observability/index.js';
 import { withFailurePolicy } from '../../src/policy/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/redis-limiter.js';
-import { disconnectAll, resilientClient, sleep } from '../policy/support/clients.js';
-import { type RedisServer, startRedis } from '../support/redis-server.js';
-import { createMeters } from './support/metrics.js';
+import { resilientClient, sleep } from '../policy/support/clients.js';
+import { perTest } from './support/per-test.js';
 import { scriptCalls } from './support/script-calls.js';
 
 /*
@@ -15,22 +14,14 @@ import { scriptCalls } from './support/script-calls.js';
  * per round trip as redis-server itself counts them (INFO commandstats).
  */
 const HOUR = 3_600_000;
-const servers: RedisServer[] = [];
-const meters: ReturnType<typeof createMeters>[] = [];
-afterEach(async () => {
-  disconnectAll();
-  await Promise.all(meters.splice(0).map((m) => m.shutdown()));
-  await Promise.all(servers.splice(0).map((s) => s.stop()));
-});
+const owned = perTest();
 
 describe('a scripted run on the real OpenTelemetry SDK', () => {
   it('allowed, denied, leased and degraded decisions give exactly the expected metrics', async () => {
-    const redis = await startRedis();
-    servers.push(redis);
+    const redis = await owned.redis();
     const admin = redis.connect();
     const client = await resilientClient(redis.port);
-    const metrics = createMeters();
-    meters.push(metrics);
+    const metrics = owned.meters();
     const { meter, collect, totalOf } = metrics;
 
     // Stack 1, 'api': Redis (limit 3 per hour) under a fail-open policy with a 100 ms deadline.

@@ -14,7 +14,11 @@ export interface ClusterNodes {
   connectionTo(master: string): ScriptClient | undefined;
 }
 
-/** Per-master batching: the client's nodes and the per-node variant of the script. */
+/**
+ * Per-master batching: the client's nodes and the per-node variant of the script. Each
+ * connection of `nodes` is given all of a call's keys and declares only the first to the server
+ * (see `perMasterClients`).
+ */
 export interface NodeBatching {
   nodes: ClusterNodes;
   script: LuaScript;
@@ -118,7 +122,7 @@ function sendNode(sender: Sender, call: Call, master: string, perNode: NodeBatch
     args.push(key, call.costs[i] as number);
   });
   args.push(call.keys.length);
-  return runScript(connection, perNode.script, call.keys.slice(0, 1), args).then(
+  return runScript(connection, perNode.script, call.keys, args).then(
     (reply) => (isNotLocal(reply) ? sendBySlot(sender, call) : fanOut(sender, call.waiters, reply)),
     (error: unknown) => {
       if (refusedBeforeRunning(error)) return sendBySlot(sender, call);

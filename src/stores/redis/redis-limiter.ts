@@ -20,6 +20,7 @@ import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
 import { followChannel } from './invalidation.js';
+import { perMasterClients } from './node-clients.js';
 import { type ClientWrapper, type LuaScript, runScript, type ScriptClient, type StoreOperation } from './script.js';
 import { adminScriptsOf } from './scripts/admin.js';
 import { blockScript, unblockScript } from './scripts/block.js';
@@ -57,8 +58,8 @@ export interface RedisLimiterOptions {
   /**
    * Wraps the client each operation's script calls go through (once per operation, at
    * construction), e.g. `storeMetrics({ meter })` from `sluice/otel` to time every round trip.
-   * Cluster detection and `batch.byNode` still read `client`; per-master calls of `byNode` are
-   * not wrapped.
+   * Cluster detection and `batch.byNode` still read `client`; each master's connection of
+   * `byNode` is wrapped once too, as `'batch'`.
    */
   wrapClient?: ClientWrapper;
   /**
@@ -104,7 +105,8 @@ export interface RedisLimiterOptions {
  */
 export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   requireOptions('createRedisLimiter options', options);
-  const clients = clientsOf(toScriptClient(options.client), requireFunction('wrapClient', options.wrapClient, true));
+  const wrap = requireFunction('wrapClient', options.wrapClient, true);
+  const clients = clientsOf(toScriptClient(options.client), wrap);
   const algorithm = requireAlgorithm('algorithm', options.algorithm);
   const script = Object.hasOwn(scripts, algorithm.name) ? scripts[algorithm.name] : undefined;
   if (!script) throw new ConfigError(`no Redis script for algorithm '${algorithm.name}'`);
@@ -123,7 +125,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     return decision;
   };
   const read = (reply: unknown, index: number): Decision => toDecision(reply, algorithm.limit, index);
-  const batcher = batcherOf(clients.batch, script, read, options);
+  const batcher = batcherOf(clients.batch, script, read, options, wrap);
   const refundScript = refundScripts[algorithm.name];
   const chargeScript = chargeScripts[algorithm.name];
   const channel = `${prefix}invalidations`;
@@ -293,6 +295,7 @@ function batcherOf(
   script: AlgorithmScript,
   read: ReplyReader<Decision>,
   options: RedisLimiterOptions,
+  wrap: ClientWrapper | undefined,
 ): Batcher<Decision> | undefined {
   const { batch } = options;
   if (batch === undefined || batch === false) return undefined;
@@ -309,7 +312,7 @@ function batcherOf(
     read,
     maxDecisions: requireInteger('batch.maxDecisions', orDefault(settings.maxDecisions, 64), 1, 1000),
     bySlot,
-    byNode: nodes && { nodes, script: perNodeScript(script) },
+    byNode: nodes && { nodes: perMasterClients(nodes, wrap), script: perNodeScript(script) },
   });
 }
 
