@@ -1,4 +1,5 @@
-import { describe, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { afterAll, describe, it } from 'vitest';
 import { type Algorithm, createLeasedLimiter, createMemoryLimiter, type MemoryLimiter } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { runConformance } from '../../src/testing/index.js';
@@ -39,6 +40,20 @@ runConformance({
 });
 
 const { redis } = useRedisServer({ connections: 4 });
+// One subscriber connection per client connection, so the leased instances hear invalidations.
+const subscribers = new Map<number, Redis>();
+const subscriberOf = (connection: number): Redis => {
+  let subscriber = subscribers.get(connection);
+  if (!subscriber) {
+    subscriber = redis(connection).duplicate();
+    subscriber.on('error', () => {});
+    subscribers.set(connection, subscriber);
+  }
+  return subscriber;
+};
+afterAll(() => {
+  for (const subscriber of subscribers.values()) subscriber.disconnect();
+});
 
 runConformance({
   name: 'leased limiter, leaseSize 1, over Redis (ioredis, client clock)',
@@ -48,7 +63,12 @@ runConformance({
   capabilities: ['partial'],
   create: (algorithm, clock, connection) =>
     createLeasedLimiter({
-      remote: createRedisLimiter({ client: held(redis(connection)), algorithm, clock: clock.now }),
+      remote: createRedisLimiter({
+        client: held(redis(connection)),
+        subscriber: subscriberOf(connection),
+        algorithm,
+        clock: clock.now,
+      }),
       leaseSize: 1,
       clock: clock.now,
     }),

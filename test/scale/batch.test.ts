@@ -12,14 +12,19 @@ import { decideTurns, scheduledRequest } from './turns.js';
 
 let server: RedisServer;
 let connections: Redis[];
+let subscribers: Redis[];
 let admin: Redis;
 
 beforeAll(async () => {
   server = await startRedis();
   connections = [0, 1, 2, 3].map(() => server.connect());
+  subscribers = connections.map((connection) => connection.duplicate());
   admin = server.connect();
 });
-afterAll(() => server.stop());
+afterAll(() => {
+  for (const subscriber of subscribers) subscriber.disconnect();
+  return server.stop();
+});
 
 const stats = () => serverStats([admin]);
 type Command = 'get' | 'mget' | 'pttl' | 'set' | 'evalsha';
@@ -32,7 +37,14 @@ async function commandCalls(): Promise<Record<Command, number>> {
 let prefixes = 0;
 const prefix = () => `batch${++prefixes}:`;
 
-runRedisConformance([{ name: 'redis store (ioredis), batched', clients: () => connections, batch: true }]);
+runRedisConformance([
+  {
+    name: 'redis store (ioredis), batched',
+    clients: () => connections,
+    batch: true,
+    subscriber: (connection) => subscribers[connection],
+  },
+]);
 
 // Costs 0..7, so calls mix costs (one cost argument per decision), and all 2, so most calls
 // share one cost argument.

@@ -58,6 +58,12 @@ export interface RedisTarget {
   /** Keys go under `${prefix}:${algorithm}:`; the limiter's default prefix when absent. */
   prefix?: string;
   batch?: RedisLimiterOptions['batch'];
+  /**
+   * A subscriber connection for connection `i` (ioredis/iovalkey). Without one the limiter has no
+   * invalidations, so that property is exempt: test/admin/fleet.test.ts holds them on one node
+   * and on a Cluster.
+   */
+  subscriber?: (connection: number) => unknown;
 }
 
 /**
@@ -65,14 +71,16 @@ export interface RedisTarget {
  * suite's manual clock, with keys held (see held-keys.ts) so Redis's real-time expiry cannot race it.
  */
 export function runRedisConformance(targets: readonly RedisTarget[]): void {
-  for (const { name, clients, prefix, batch } of targets) {
+  for (const { name, clients, prefix, batch, subscriber } of targets) {
     runConformance({
       name,
       test: { describe, it },
       capabilities: ['partial'],
+      ...(subscriber === undefined && { exempt: { invalidations: 'no subscriber connection on this target' } }),
       create: (algorithm, clock, connection) =>
         createRedisLimiter({
           client: held(clients()[connection]),
+          ...(subscriber && { subscriber: subscriber(connection) }),
           algorithm,
           prefix: prefix === undefined ? undefined : `${prefix}:${algorithm.name}:`,
           clock: clock.now,
