@@ -32,6 +32,7 @@ const variants = {
 for (const run of Object.values(variants)) {
   if (!run().allowed) throw new Error('a timed decision must be an admission');
 }
+/** @type {Record<string, number[]>} */
 const samples = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
 for (let round = 0; round < ROUNDS; round++) {
   const order = Object.entries(variants);
