@@ -32,8 +32,10 @@ describe('acquire', () => {
     const order: number[] = [];
     await Promise.all(Array.from({ length: 8 }, (_, i) => acquirer.acquire('k').then(() => order.push(i))));
     expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    // 8 admissions; each wake-up ends with at most one denial, whatever the number of waiters.
-    expect(counted.calls).toBeLessThanOrEqual(8 + 7);
+    // 8 admissions; each of the 7 wake-ups ends with a denial or two (a timer may fire before the
+    // millisecond clock reaches its slot), whatever the number of waiters: one call per waiter per
+    // wake-up would be 8 + 7 + 6 + … = 36.
+    expect(counted.calls).toBeLessThanOrEqual(8 + 2 * 7);
     expect(counted.charged).toBe(8);
     expect(acquirer.waiting('k')).toBe(0);
   });
