@@ -1,8 +1,8 @@
 import type { FailureMode } from '../decision.js';
-import { checkWellFormed, MAX_KEY_BYTES } from '../validate.js';
 import type { NamedRule } from './config.js';
 import type { Charge } from './nested.js';
 import type { CostSpec, RequestInfo } from './options.js';
+import { storageKeyOf } from './storage-key.js';
 
 /**
  * What each rule charges this request: its key (identity, else client IP) and its cost (route
@@ -34,7 +34,7 @@ async function chargeOf<Req>(
     key:
       identity === undefined || identity === ''
         ? `${rule.name}:ip:${info.ipKey}`
-        : await storageKey(rule.name, String(identity)),
+        : await storageKeyOf(rule.name, String(identity)),
     cost: await costOf(rule, costs, info),
   };
   const params = typeof rule.params === 'function' ? await rule.params(info) : rule.params;
@@ -53,24 +53,3 @@ async function costOf<Req>(rule: NamedRule<Req>, costs: CostSpec<Req> | undefine
   if (cost === undefined) cost = typeof rule.cost === 'function' ? await rule.cost(info) : (rule.cost ?? 1);
   return cost;
 }
-
-/**
- * The storage key of a key function's identity: `<name>:id:<identity>`, apart from the IP
- * fallback's `<name>:ip:<address>` (and `<name>:ip:unknown`, no address), so no header value
- * can name a client's IP bucket or the shared no-address one. When the key would exceed the
- * 512-byte limit (an attacker-sized API key header), `<name>:id#<sha256 base64url>` instead,
- * a namespace of its own, so the key stays deterministic, bounded and unforgeable.
- * An identity with a lone surrogate is an InvalidKeyError, hashed or not, as in every store.
- * Web Crypto and TextEncoder rather than node:crypto and Buffer, so the Hono adapter runs on
- * runtimes without Node's built-ins.
- */
-export async function storageKey(name: string, identity: string): Promise<string> {
-  checkWellFormed(identity);
-  const key = `${name}:id:${identity}`;
-  if (key.length * 3 <= MAX_KEY_BYTES || encoder.encode(key).length <= MAX_KEY_BYTES) return key;
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(identity)));
-  const base64 = btoa(String.fromCharCode(...digest));
-  return `${name}:id#${base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
-}
-
-const encoder = new TextEncoder();

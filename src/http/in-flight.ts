@@ -1,11 +1,11 @@
 import type { FailureMode } from '../decision.js';
 import { ConfigError, isSluiceError } from '../errors.js';
-import { storageKey } from './charges.js';
 import type { Verdict } from './core.js';
 import { checkPolicyName, retryAfterHeader } from './headers.js';
 import type { ChargeResult } from './nested.js';
 import type { DeniedOutcome, LimitRule, RequestInfo } from './options.js';
 import { problem } from './response.js';
+import { storageKeyOf } from './storage-key.js';
 
 /** A hold on one in-flight slot, as `sluice/concurrency`'s `acquire` grants it. */
 export interface InFlightHold {
@@ -118,7 +118,7 @@ async function keyOf<Req>(cap: Cap<Req>, info: RequestInfo<Req>): Promise<string
   const identity = cap.key ? await cap.key(info) : undefined;
   if (identity === null) return null;
   if (identity === undefined || identity === '') return `${cap.name}:ip:${info.ipKey}`;
-  return storageKey(cap.name, String(identity));
+  return storageKeyOf(cap.name, String(identity));
 }
 
 function settlerWith<Req>(

@@ -31,3 +31,4 @@ export type {
 export type { ProxyHeader, TrustProxy } from './proxy.js';
 export { settleReservation } from './reservations.js';
 export type { HttpResponse, ProblemDetails } from './response.js';
+export { storageKeyOf } from './storage-key.js';

@@ -2,13 +2,13 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { withRateLimit } from '../../src/http/index.js';
+import { storageKeyOf, withRateLimit } from '../../src/http/index.js';
 import { createLeasedLimiter, gcra } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
 
 // A block made on one instance answers 429 with its Retry-After on another, through real HTTP.
-// The HTTP layer keys a rule's state `<rule name>:id:<key>`, so the admin blocks 'default:id:client:1'.
+// storageKeyOf names the state the HTTP layer keeps for the default rule's key 'client:1'.
 
 let server: RedisServer;
 beforeAll(async () => {
@@ -41,7 +41,7 @@ it('a blocked client gets 429 with the Retry-After of the block from every insta
   try {
     expect((await fetch(url)).status).toBe(200);
     const heard = serving.stats().invalidations;
-    await admin.block?.('default:id:client:1', 90_000);
+    await admin.block?.(await storageKeyOf('default', 'client:1'), 90_000);
     for (let waited = 0; serving.stats().invalidations === heard && waited < 5_000; waited += 5) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -50,7 +50,7 @@ it('a blocked client gets 429 with the Retry-After of the block from every insta
     const retryAfter = Number(blocked.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(85);
     expect(retryAfter).toBeLessThanOrEqual(90);
-    await admin.unblock?.('default:id:client:1');
+    await admin.unblock?.(await storageKeyOf('default', 'client:1'));
     for (let waited = 0; serving.stats().invalidations === heard + 1 && waited < 5_000; waited += 5) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }

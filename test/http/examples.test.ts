@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Compiled, compile } from '../fleet/compile.js';
-import { send } from './support/client.js';
+import { type RedisServer, startRedis } from '../support/redis-server.js';
+import { postJson, send } from './support/client.js';
 
 const examples = ['http-node', 'http-express', 'http-fastify', 'http-hono', 'http-koa'] as const;
 const children: ChildProcess[] = [];
@@ -17,9 +18,9 @@ afterAll(() => {
   compiled?.remove();
 });
 
-async function start(name: string): Promise<string> {
+async function start(name: string, env: Record<string, string> = {}): Promise<string> {
   const child = spawn(process.execPath, [compiled.path(name)], {
-    env: { ...process.env, PORT: '0', REDIS_URL: '' },
+    env: { ...process.env, PORT: '0', REDIS_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -58,9 +59,9 @@ describe('examples/http-express-api.ts', () => {
   it('keyless requests skip per-key; failed logins count, 5 per 15 min; a success clears them; report costs 5', async () => {
     const url = await start('http-express-api');
     const bare = await send(`${url}/`);
-    expect(bare.headers.get('ratelimit')).toMatch(/^"per-ip";r=59;t=\d+$/);
+    expect(bare.headers.get('ratelimit')).toMatch(/^"per-ip";r=1999;t=\d+$/);
     expect((await send(`${url}/report`, { headers: { 'x-api-key': 'k1' } })).headers.get('ratelimit')).toMatch(
-      /"per-key";r=5;/,
+      /"per-key";r=95;/, // the free plan's 100, less the report's 5
     );
 
     const login = (username: string, password: string) =>
@@ -77,6 +78,92 @@ describe('examples/http-express-api.ts', () => {
     for (let i = 0; i < 6; i++) again.push((await login('ann', 'guess')).status);
     expect(again).toEqual([401, 401, 401, 401, 401, 429]);
     expect((await login('bob', 'guess')).status).toBe(401);
+  });
+});
+
+/**
+ * The plan and admin story through real HTTP: `userUrl` serves the user, `adminUrl` (the same
+ * process, or another instance of the fleet) takes the admin calls. Leasing may leave up to
+ * `stranded` units unused (docs/leasing.md, "Under-admission"), never admit more.
+ */
+async function plansAndAdmin(userUrl: string, adminUrl: string, stranded: number) {
+  const user = { 'x-api-key': 'user-1' };
+  const get = () => send(`${userUrl}/`, { headers: user });
+  const admin = (path: string, body: unknown, token = 'admin-secret') =>
+    postJson(`${adminUrl}/admin/keys/user-1/${path}`, body, { authorization: `Bearer ${token}` });
+  /** Requests until one answers `status` (an instance hears another's change within a round trip). */
+  const until = async (status: number) => {
+    for (let tries = 1; tries <= 50; tries++) {
+      const reply = await get();
+      if (reply.status === status) return reply;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`never answered ${status}`);
+  };
+
+  const started = Date.now();
+  const first = await get();
+  expect(first.headers.get('ratelimit-policy')).toMatch(/"per-key";q=100;w=60/);
+  expect(first.headers.get('ratelimit')).toMatch(/"per-key";r=99;/);
+  let admitted = 1;
+  let denied = await get();
+  for (; denied.status === 200 && admitted < 1_000; denied = await get()) admitted++;
+  // 100 at once, plus the one unit per 600 ms that the free plan refills while the loop runs.
+  expect(admitted).toBeGreaterThanOrEqual(100 - stranded);
+  expect(admitted).toBeLessThanOrEqual(100 + Math.ceil((Date.now() - started) / 600));
+  expect(denied.status).toBe(429);
+  expect(denied.headers.get('ratelimit-policy')).toMatch(/"per-key";q=100;w=60/);
+
+  expect((await admin('reset', {}, 'wrong')).status).toBe(403);
+  expect((await send(`${adminUrl}/admin/keys/user-1/reset`, { method: 'POST' })).status).toBe(403);
+  // A refused admin call changed nothing (a reset would show 99; the plan refills one unit per 600 ms).
+  expect((await get()).headers.get('ratelimit')).toMatch(/"per-key";r=0;/);
+
+  const upgrade = await send(`${adminUrl}/admin/keys/user-1/plan`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer admin-secret' },
+    body: JSON.stringify({ plan: 'pro' }),
+  });
+  expect(upgrade.status).toBe(204);
+  const pro = await until(200); // the upgrade reset the key: the whole pro burst at once
+  expect(pro.headers.get('ratelimit-policy')).toMatch(/"per-key";q=1000;w=60/);
+  expect(pro.headers.get('ratelimit')).toMatch(/"per-key";r=9\d\d;/);
+
+  expect((await admin('block', { durationMs: 'soon' })).status).toBe(400);
+  expect((await admin('block', { durationMs: 2_000 })).status).toBe(204);
+  const blocked = await until(429);
+  const retryAfter = Number(blocked.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(2);
+  await new Promise((resolve) => setTimeout(resolve, retryAfter * 1_000));
+  expect((await until(200)).status).toBe(200); // the block ended by itself
+
+  expect((await admin('block', { durationMs: 60_000 })).status).toBe(204);
+  expect(Number((await until(429)).headers.get('retry-after'))).toBeGreaterThan(55);
+  expect((await admin('reset', {})).status).toBe(204);
+  const fresh = await until(200); // reset ends the block and forgets the spent units
+  expect(fresh.headers.get('ratelimit')).toMatch(/"per-key";r=999;/);
+}
+
+describe('examples/http-express-api.ts: plans and admin', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL'); // before their Redis goes away
+    return redis?.stop();
+  });
+
+  it('memory: free denied at 101 (q=100); upgrade → q=1000; block 2 s → 429 then 200; reset → 200', async () => {
+    const url = await start('http-express-api', { ADMIN_TOKEN: 'admin-secret' });
+    await plansAndAdmin(url, url, 0);
+  });
+
+  it('two instances on Redis, leased by 10: admin calls on one instance reach the other', async () => {
+    const env = { ADMIN_TOKEN: 'admin-secret', REDIS_URL: redis.url, LEASE_SIZE: '10' };
+    const [serving, admin] = await Promise.all([start('http-express-api', env), start('http-express-api', env)]);
+    await plansAndAdmin(serving, admin, 9);
   });
 });
 

@@ -1,0 +1,36 @@
+import { checkWellFormed, MAX_KEY_BYTES } from '../validate.js';
+
+const encoder = new TextEncoder();
+
+/**
+ * The key under which the HTTP layer stores a rule's state for a key function's value: what an
+ * admin endpoint passes to the rule's limiter to `reset`, `block`, `unblock`, `reward` or
+ * `invalidate` one client, without knowing the format. `ruleName` is the rule's `name`
+ * (`'default'` when it has none); `key` is what the rule's key function returns for the client.
+ *
+ * The result is `<ruleName>:id:<key>`, so no header value can name a client's IP bucket
+ * (`<ruleName>:ip:<address>`, used when the key function returns `undefined`). When that would
+ * exceed the 512-byte key limit (an attacker-sized API key header) it is
+ * `<ruleName>:id#<SHA-256 of key, base64url>`: deterministic, bounded, unforgeable, hence async.
+ * Web Crypto and TextEncoder rather than node:crypto and Buffer, so the Hono adapter runs on
+ * runtimes without Node's built-ins.
+ * @throws {InvalidKeyError} (rejects) when `key` holds a lone surrogate, as every store would.
+ * @example
+ * ```ts
+ * import { createMemoryLimiter, gcra } from 'sluice';
+ * import { storageKeyOf } from 'sluice/http';
+ *
+ * const perKey = createMemoryLimiter({ algorithm: gcra({ limit: 100, periodMs: 60_000 }) });
+ * // the rule { name: 'per-key', limiter: perKey, key: (r) => r.header('x-api-key') ?? null }
+ * await perKey.block?.(await storageKeyOf('per-key', 'key-42'), 60_000); // 'per-key:id:key-42'
+ * await perKey.reset(await storageKeyOf('per-key', 'key-42'));
+ * ```
+ */
+export async function storageKeyOf(ruleName: string, key: string): Promise<string> {
+  checkWellFormed(key);
+  const stored = `${ruleName}:id:${key}`;
+  if (stored.length * 3 <= MAX_KEY_BYTES || encoder.encode(stored).length <= MAX_KEY_BYTES) return stored;
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(key)));
+  const base64 = btoa(String.fromCharCode(...digest));
+  return `${ruleName}:id#${base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+}
