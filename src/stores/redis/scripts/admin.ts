@@ -16,10 +16,18 @@ export interface AdminScripts {
 const REWARD = 'Reward: gives units back to one key, never past fresh; tells every instance.';
 const PENALTY = 'Penalty: spends units of one key without an admission.';
 
-function adminScripts(lua: LuaAlgorithm, reward: string, penalty: string, withRule = false): AdminScripts {
+function adminScripts(lua: LuaAlgorithm, reward: string, penalty: string): AdminScripts {
   return {
-    reward: operationScript(lua, 'reward', REWARD, reward, withRule),
-    penalty: operationScript(lua, 'penalty', PENALTY, penalty, withRule),
+    reward: operationScript(lua, 'reward', REWARD, reward),
+    penalty: operationScript(lua, 'penalty', PENALTY, penalty),
+  };
+}
+
+/** The sliding windows' scripts: the reward reads the rule's helpers, the penalty its `decide`. */
+function slidingAdminScripts(lua: LuaAlgorithm, reward: string): AdminScripts {
+  return {
+    reward: operationScript(lua, 'reward', REWARD, reward, 'state'),
+    penalty: operationScript(lua, 'penalty', PENALTY, SPEND_HELD, 'decide'),
   };
 }
 
@@ -85,7 +93,7 @@ export const adminScriptsOf: Record<AlgorithmName, AdminScripts> = {
   redis.call('HSET', key, 'n', math.min(limit, count + units), 'e', window_end)
   redis.call('PEXPIRE', key, window_end - now)`,
   ),
-  'sliding-window-log': adminScripts(
+  'sliding-window-log': slidingAdminScripts(
     slidingWindowLogLua,
     `
   -- The twin of slidingWindowLog().reward: drops the newest units in the window, never past
@@ -107,10 +115,8 @@ export const adminScriptsOf: Record<AlgorithmName, AdminScripts> = {
     end
     units = units - (last - first + 1)
   end`,
-    SPEND_HELD,
-    true,
   ),
-  'sliding-window-counter': adminScripts(
+  'sliding-window-counter': slidingAdminScripts(
     slidingWindowCounterLua,
     `
   -- The twin of slidingWindowCounter().reward: counts the current window down, then the previous
@@ -136,7 +142,5 @@ export const adminScriptsOf: Record<AlgorithmName, AdminScripts> = {
     redis.call('HSET', key, 'c', curr, 'p', prev, 's', start)
     redis.call('PEXPIRE', key, ttl_ms(start + 2 * window - now))
   end`,
-    SPEND_HELD,
-    true,
   ),
 };
