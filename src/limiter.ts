@@ -61,8 +61,9 @@ export interface Limiter {
   unblock?(key: string): Promise<void>;
   /**
    * Spends `units` of `key` without an admission (a failed login): the key's next admissions
-   * wait as if `units` more had been admitted. Rejects with {@link UnsupportedOperationError}
-   * when the algorithm gives it no meaning (docs/admin.md), else like `refund`.
+   * wait as if `units` more had been admitted (the windows and the log: as far as the limit;
+   * docs/admin.md says what each algorithm does). Rejects with {@link UnsupportedOperationError}
+   * when the algorithm gives it no meaning (every shipped one does), else like `refund`.
    */
   penalty?(key: string, units: number): Promise<void>;
   /**

@@ -21,3 +21,13 @@ export function admitPartially(cost: number, decide: DecideAt): Decision {
   // A literal, not a spread: spreading a decision cost ~6× this whole function (V8, Node 20).
   return { allowed, limit, remaining, retryAfterMs, resetAfterMs, admitted };
 }
+
+/**
+ * A penalty as far as the limit: spends as many of `units` as the key holds now, at one
+ * instant, as a partial admission would but without asking. The sliding windows' `penalty`;
+ * their Lua twins compose the same two steps (`stores/redis/scripts/admin.ts`).
+ */
+export function spendHeld(units: number, decide: DecideAt): void {
+  const held = Math.min(units, decide(0, false).remaining);
+  if (held > 0) decide(held, true);
+}

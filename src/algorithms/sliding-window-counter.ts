@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js';
 import { requireInteger, requireOptions } from '../validate.js';
 import { floorDiv } from './integer.js';
 import { paramsResolver } from './params.js';
+import { spendHeld } from './partial.js';
 import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
@@ -33,6 +34,11 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  *
  * State is three numbers per key: current count, previous count, current window start (ms).
  *
+ * Admin operations (docs/admin.md): `penalty(key, units)` counts the current window up as far as
+ * the limit (as many as a partial admission of `units` would); `reward(key, units)` counts the
+ * current window down, then the previous window's count to the largest whose weight now is less
+ * by the rest, so `remaining` rises by exactly `units` (as far as fresh); both 0 is a fresh key.
+ *
  * Pros: constant memory (unlike the log), no 2 × limit burst at one boundary for ordinary
  * traffic (unlike the fixed window). Cons: approximate; with small limits the rounding shows
  * (limit 1: the next unit is admitted only once the previous window's weight falls below 1).
@@ -61,6 +67,54 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Algo
   // Milliseconds into a window after which `count` in the previous window weighs at most `most`.
   const weighsAtMostFrom = (count: number, most: number): number =>
     windowMs - floorDiv((most + 1) * windowMs - 1, count);
+  // The largest previous count that weighs at most `most` at `elapsedMs` into the window.
+  const mostWeighingAtMost = (most: number, elapsedMs: number): number =>
+    floorDiv((most + 1) * windowMs - 1, windowMs - elapsedMs);
+
+  const decide: Algorithm['decide'] = (state, offset, nowMs, cost, commit) => {
+    let curr = state[offset] as number;
+    let prev = state[offset + 1] as number;
+    let startMs = state[offset + 2] as number;
+    let t = nowMs;
+    if (curr === 0 && prev === 0) {
+      startMs = t;
+    } else {
+      t = Math.max(t, startMs); // a clock behind the window's start counts in this window
+      const windows = floorDiv(t - startMs, windowMs);
+      if (windows >= 2) {
+        curr = 0;
+        prev = 0;
+        startMs = t;
+      } else if (windows === 1) {
+        prev = curr;
+        curr = 0;
+        startMs += windowMs;
+      }
+    }
+    const elapsedMs = t - startMs;
+    const old = weighted(prev, elapsedMs);
+    const decision = (allowed: boolean, current: number, retryAfterMs: number): Decision => {
+      // remaining === limit once nothing weighs: the previous window's weight below 1, no current units.
+      let resetAtMs = startMs;
+      if (current > 0) resetAtMs = startMs + windowMs + weighsAtMostFrom(current, 0);
+      else if (old > 0) resetAtMs = startMs + weighsAtMostFrom(prev, 0);
+      return {
+        allowed,
+        limit,
+        remaining: Math.max(0, limit - old - current), // below 0 only for a state written under a larger limit
+        retryAfterMs,
+        resetAfterMs: Math.max(0, resetAtMs - t),
+      };
+    };
+    if (cost > limit) return decision(false, curr, Number.POSITIVE_INFINITY);
+    if (old + curr + cost > limit) return decision(false, curr, retryAfter(prev, curr, elapsedMs, cost));
+    if (commit && cost > 0) {
+      state[offset] = curr + cost;
+      state[offset + 1] = prev;
+      state[offset + 2] = startMs;
+    }
+    return decision(true, curr + cost, 0);
+  };
 
   return {
     name: 'sliding-window-counter',
@@ -72,53 +126,39 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Algo
     replenish: 'sliding',
     divide: (n) => slidingWindowCounter({ limit: share(limit, n), windowMs }),
     withParams: paramsResolver('slidingWindowCounter', ['limit', 'windowMs'], options, slidingWindowCounter),
-    decide(state, offset, nowMs, cost, commit) {
-      let curr = state[offset] as number;
-      let prev = state[offset + 1] as number;
-      let startMs = state[offset + 2] as number;
-      let t = nowMs;
-      if (curr === 0 && prev === 0) {
-        startMs = t;
-      } else {
-        t = Math.max(t, startMs); // a clock behind the window's start counts in this window
-        const windows = floorDiv(t - startMs, windowMs);
-        if (windows >= 2) {
-          curr = 0;
-          prev = 0;
-          startMs = t;
-        } else if (windows === 1) {
-          prev = curr;
-          curr = 0;
-          startMs += windowMs;
-        }
-      }
-      const elapsedMs = t - startMs;
-      const old = weighted(prev, elapsedMs);
-      const decision = (allowed: boolean, current: number, retryAfterMs: number): Decision => {
-        // remaining === limit once nothing weighs: the previous window's weight below 1, no current units.
-        let resetAtMs = startMs;
-        if (current > 0) resetAtMs = startMs + windowMs + weighsAtMostFrom(current, 0);
-        else if (old > 0) resetAtMs = startMs + weighsAtMostFrom(prev, 0);
-        return {
-          allowed,
-          limit,
-          remaining: Math.max(0, limit - old - current), // below 0 only for a state written under a larger limit
-          retryAfterMs,
-          resetAfterMs: Math.max(0, resetAtMs - t),
-        };
-      };
-      if (cost > limit) return decision(false, curr, Number.POSITIVE_INFINITY);
-      if (old + curr + cost > limit) return decision(false, curr, retryAfter(prev, curr, elapsedMs, cost));
-      if (commit && cost > 0) {
-        state[offset] = curr + cost;
-        state[offset + 1] = prev;
-        state[offset + 2] = startMs;
-      }
-      return decision(true, curr + cost, 0);
-    },
+    decide,
     freshAtMs(state, offset) {
       if (state[offset] === 0 && state[offset + 1] === 0) return 0;
       return (state[offset + 2] as number) + 2 * windowMs;
+    },
+    // Counts up the current window, as far as the limit (as many units as the key holds now).
+    penalty(state, offset, nowMs, units) {
+      spendHeld(units, (n, commit) => decide(state, offset, nowMs, n, commit));
+    },
+    // Counts down the current window (its units are the newest), then the previous one by
+    // enough for its weight to fall by the rest: `remaining` rises by exactly `units` now (as far
+    // as fresh), and the previous window's smaller count keeps weighing less as it slides out.
+    reward(state, offset, nowMs, units) {
+      let curr = state[offset] as number;
+      let prev = state[offset + 1] as number;
+      let startMs = state[offset + 2] as number;
+      if (curr === 0 && prev === 0) return;
+      const t = Math.max(nowMs, startMs);
+      const windows = floorDiv(t - startMs, windowMs);
+      if (windows >= 2) return; // nothing weighs any more: already a fresh key
+      if (windows === 1) {
+        prev = curr;
+        curr = 0;
+        startMs += windowMs;
+      }
+      const elapsedMs = t - startMs;
+      const fromCurr = Math.min(units, curr);
+      const weighs = Math.max(0, weighted(prev, elapsedMs) - (units - fromCurr));
+      curr -= fromCurr;
+      prev = Math.min(prev, mostWeighingAtMost(weighs, elapsedMs));
+      state[offset] = curr;
+      state[offset + 1] = prev;
+      state[offset + 2] = curr === 0 && prev === 0 ? 0 : startMs;
     },
   };
 

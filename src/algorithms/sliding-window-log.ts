@@ -1,6 +1,7 @@
 import type { Decision } from '../decision.js';
 import { requireInteger, requireOptions } from '../validate.js';
 import { paramsResolver } from './params.js';
+import { spendHeld } from './partial.js';
 import { share } from './share.js';
 import type { Algorithm } from './types.js';
 
@@ -31,6 +32,11 @@ const HEADER = 2;
  *
  * Boundary behaviour: none; `retryAfterMs` is exact: the time until enough of the oldest units
  * leave the window. A burst of `limit` at t is fully back at t + windowMs, all at once.
+ *
+ * Admin operations (docs/admin.md): `penalty(key, units)` adds entries at now as far as the
+ * limit (as many as a partial admission of `units` would); `reward(key, units)` drops the newest
+ * `units` entries in the window, never past empty: they would have left it last, so the units
+ * given back stay given for a whole window, and a reward undoes a penalty of the same units.
  *
  * Pros: exact over every interval; no boundary burst. Cons: memory and time per key grow with
  * `limit`; choose it for small limits that must never be exceeded (logins, payments).
@@ -70,6 +76,36 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
     return expired;
   };
 
+  const decide: Algorithm['decide'] = (state, offset, nowMs, cost, commit) => {
+    const length = state[offset] as number;
+    const head = state[offset + 1] as number;
+    const ring = ringOf(state, offset);
+    const at = (i: number): number => state[offset + HEADER + ((head + i) % ring)] as number;
+    const newestMs = length > 0 ? at(length - 1) : nowMs;
+    const t = Math.max(nowMs, newestMs); // a clock behind the newest entry counts from that entry
+    const expired = expiredAt(state, offset, length, t);
+    const used = length - expired;
+    const decision = (allowed: boolean, inWindow: number, lastMs: number, retryAfterMs: number): Decision => ({
+      allowed,
+      limit,
+      remaining: Math.max(0, limit - inWindow), // below 0 only for a state written under a larger limit
+      retryAfterMs,
+      resetAfterMs: inWindow > 0 ? lastMs + windowMs - t : 0,
+    });
+    if (cost > limit) return decision(false, used, newestMs, Number.POSITIVE_INFINITY);
+    const excess = used + cost - limit;
+    // Admitted once the oldest `excess` units in the window have left it.
+    if (excess > 0) return decision(false, used, newestMs, at(expired + excess - 1) + windowMs - t);
+    if (commit && cost > 0) {
+      if (used + cost > ring) throw new RangeError(`log state holds ${ring} entries, needs ${used + cost}`);
+      const start = (head + expired) % ring;
+      for (let i = used; i < used + cost; i++) state[offset + HEADER + ((start + i) % ring)] = t;
+      state[offset] = used + cost;
+      state[offset + 1] = start;
+    }
+    return decision(true, used + cost, cost > 0 ? t : newestMs, 0);
+  };
+
   return {
     name: 'sliding-window-log',
     limit,
@@ -98,38 +134,26 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
     replenish: 'sliding',
     divide: (n) => slidingWindowLog({ limit: share(limit, n), windowMs }),
     withParams: paramsResolver('slidingWindowLog', ['limit', 'windowMs'], options, slidingWindowLog),
-    decide(state, offset, nowMs, cost, commit) {
-      const length = state[offset] as number;
-      const head = state[offset + 1] as number;
-      const ring = ringOf(state, offset);
-      const at = (i: number): number => state[offset + HEADER + ((head + i) % ring)] as number;
-      const newestMs = length > 0 ? at(length - 1) : nowMs;
-      const t = Math.max(nowMs, newestMs); // a clock behind the newest entry counts from that entry
-      const expired = expiredAt(state, offset, length, t);
-      const used = length - expired;
-      const decision = (allowed: boolean, inWindow: number, lastMs: number, retryAfterMs: number): Decision => ({
-        allowed,
-        limit,
-        remaining: Math.max(0, limit - inWindow), // below 0 only for a state written under a larger limit
-        retryAfterMs,
-        resetAfterMs: inWindow > 0 ? lastMs + windowMs - t : 0,
-      });
-      if (cost > limit) return decision(false, used, newestMs, Number.POSITIVE_INFINITY);
-      const excess = used + cost - limit;
-      // Admitted once the oldest `excess` units in the window have left it.
-      if (excess > 0) return decision(false, used, newestMs, at(expired + excess - 1) + windowMs - t);
-      if (commit && cost > 0) {
-        if (used + cost > ring) throw new RangeError(`log state holds ${ring} entries, needs ${used + cost}`);
-        const start = (head + expired) % ring;
-        for (let i = used; i < used + cost; i++) state[offset + HEADER + ((start + i) % ring)] = t;
-        state[offset] = used + cost;
-        state[offset + 1] = start;
-      }
-      return decision(true, used + cost, cost > 0 ? t : newestMs, 0);
-    },
+    decide,
     freshAtMs(state, offset) {
       const length = state[offset] as number;
       return length === 0 ? 0 : newestOf(state, offset, length) + windowMs;
+    },
+    // Entries at now, as many as the log has room for under the limit (the memory store grows
+    // the state for `units` first: `growth.sizeFor`).
+    penalty(state, offset, nowMs, units) {
+      spendHeld(units, (n, commit) => decide(state, offset, nowMs, n, commit));
+    },
+    // Drops the newest entries in the window, never past empty: they would have left it last,
+    // so the reward lasts a whole window (the oldest may be about to leave anyway), and a
+    // penalty then a reward of the same units leaves the log as it was.
+    reward(state, offset, nowMs, units) {
+      const length = state[offset] as number;
+      if (length === 0) return;
+      const expired = expiredAt(state, offset, length, Math.max(nowMs, newestOf(state, offset, length)));
+      const kept = Math.max(0, length - expired - units);
+      state[offset] = kept;
+      state[offset + 1] = kept === 0 ? 0 : ((state[offset + 1] as number) + expired) % ringOf(state, offset);
     },
   };
 }

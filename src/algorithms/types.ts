@@ -80,10 +80,15 @@ export interface Algorithm {
   /**
    * An admin `reward` on an algorithm without `refund`: gives `units` back to the key's current
    * state, never past fresh. Unlike `refund` it need not undo a past admission exactly (a fixed
-   * window counts it down in whatever window is open), so leasing never returns leases with it.
+   * window counts it down in whatever window is open, the log drops its newest entries), so
+   * leasing never returns leases with it.
    */
   reward?(state: Float64Array, offset: number, nowMs: number, units: number): void;
-  /** An admin `penalty` on an algorithm without `charge`: spends `units` without an admission, as far as empty. */
+  /**
+   * An admin `penalty` on an algorithm without `charge`: spends `units` without an admission, as
+   * far as empty. A growing state (see {@link Algorithm.growth}) must first have room for
+   * `growth.sizeFor(…, nowMs, units)`.
+   */
   penalty?(state: Float64Array, offset: number, nowMs: number, units: number): void;
 }
 

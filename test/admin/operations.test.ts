@@ -9,6 +9,7 @@ import {
   gcra,
   isSluiceError,
   type Limiter,
+  slidingWindowCounter,
   slidingWindowLog,
   tokenBucket,
 } from '../../src/index.js';
@@ -60,6 +61,8 @@ const algorithms: [string, () => Algorithm][] = [
   ['gcra', () => gcra({ limit: 5, periodMs: 10_000 })],
   ['token-bucket', () => tokenBucket({ capacity: 5, rate: 5, periodMs: 10_000 })],
   ['fixed-window', () => fixedWindow({ limit: 5, windowMs: 10_000 })],
+  ['sliding-window-log', () => slidingWindowLog({ limit: 5, windowMs: 10_000 })],
+  ['sliding-window-counter', () => slidingWindowCounter({ limit: 5, windowMs: 10_000 })],
 ];
 
 describe.each(stores)('admin operations on %s', (_name, store) => {
@@ -119,13 +122,60 @@ describe.each(stores)('admin operations on %s', (_name, store) => {
     });
   });
 
-  it('reward and penalty reject with ERR_SLUICE_UNSUPPORTED where they have no meaning', async () => {
-    const limiter = store(slidingWindowLog({ limit: 5, windowMs: 10_000 }), manualClock());
-    for (const call of [() => limiter.reward?.('k', 1), () => limiter.penalty?.('k', 1)]) {
-      const error = await Promise.resolve(call()).catch((caught: unknown) => caught);
-      expect(isSluiceError(error, 'ERR_SLUICE_UNSUPPORTED')).toBe(true);
-    }
-    expect((await limiter.limit('k')).remaining).toBe(4);
+  it('sliding-window log: penalty adds entries at now as far as the limit; reward drops the newest', async () => {
+    const clock = manualClock();
+    const limiter = store(slidingWindowLog({ limit: 5, windowMs: 10_000 }), clock);
+    await limiter.limit('k', { cost: 2 }); // two entries at 0
+    clock.advance(1_000);
+    await limiter.penalty?.('k', 2); // two at 1,000
+    expect(await limiter.peek('k')).toMatchObject({ remaining: 1, resetAfterMs: 10_000 });
+    clock.advance(1_000);
+    await limiter.penalty?.('k', 10); // one at 2,000: the log holds at most the limit
+    expect(await limiter.limit('k')).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 8_000 });
+    await limiter.reward?.('k', 1); // the newest, at 2,000, goes
+    expect(await limiter.peek('k')).toMatchObject({ remaining: 1, resetAfterMs: 9_000 });
+    await limiter.reward?.('k', 2); // then both at 1,000
+    expect(await limiter.peek('k')).toMatchObject({ remaining: 3, resetAfterMs: 8_000 });
+    await limiter.limit('k', { cost: 3 }); // three at 2,000, in the member of that ms on Redis
+    await limiter.reward?.('k', 2); // part of that ms's units
+    expect(await limiter.peek('k')).toMatchObject({ remaining: 2, resetAfterMs: 10_000 });
+    expect(await limiter.limit('k', { cost: 2 })).toMatchObject({ allowed: true, remaining: 0 });
+    clock.advance(8_000); // the two at 0 have left the window
+    expect(await limiter.peek('k')).toMatchObject({ remaining: 2, resetAfterMs: 2_000 });
+    await limiter.reward?.('k', 100); // never past empty
+    expect(await limiter.peek('k')).toMatchObject({ remaining: 5, resetAfterMs: 0 });
+    expect(await limiter.limit('k', { cost: 5 })).toMatchObject({ allowed: true, remaining: 0 });
+    await limiter.penalty?.('fresh', 3); // a key's first write
+    expect((await limiter.peek('fresh')).remaining).toBe(2);
+    await limiter.reward?.('fresh', 1); // on Redis, its only member popped and written back smaller
+    expect((await limiter.peek('fresh')).remaining).toBe(3);
+  });
+
+  it('sliding-window counter: penalty counts the current window up; reward counts it down, then the previous', async () => {
+    const clock = manualClock();
+    const limiter = store(slidingWindowCounter({ limit: 10, windowMs: 10_000 }), clock);
+    await limiter.limit('k', { cost: 6 });
+    clock.advance(10_000); // the 6 are the previous window's, weighing 6 at its start
+    expect((await limiter.peek('k')).remaining).toBe(4);
+    await limiter.penalty?.('k', 3);
+    await limiter.penalty?.('k', 5); // 1 more: as far as the limit
+    expect(await limiter.limit('k')).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 1 });
+    clock.advance(5_000); // previous 6 weigh ⌊6 × 5/10⌋ = 3, current 4
+    expect((await limiter.peek('k')).remaining).toBe(3);
+    await limiter.reward?.('k', 5); // current 4 → 0, previous 6 → 5, weighing ⌊2.5⌋ = 2
+    expect((await limiter.peek('k')).remaining).toBe(8);
+    clock.advance(3_000); // previous 5 weigh ⌊5 × 2/10⌋ = 1
+    expect((await limiter.peek('k')).remaining).toBe(9);
+    await limiter.reward?.('k', 100); // never below 0: previous 4, weighing 0
+    expect(await limiter.peek('k')).toMatchObject({ remaining: 10, resetAfterMs: 0 });
+    expect(await limiter.limit('k', { cost: 10 })).toMatchObject({ allowed: true, remaining: 0 });
+    await limiter.reward?.('k', 4);
+    expect((await limiter.peek('k')).remaining).toBe(4);
+    clock.advance(2_000); // the current window's 6 now the previous one's, weighing 6 at its start
+    expect((await limiter.peek('k')).remaining).toBe(4);
+    await limiter.reward?.('k', 6); // previous 6 → 0: both windows 0, a fresh key
+    expect(await limiter.peek('k')).toMatchObject({ remaining: 10, resetAfterMs: 0 });
+    expect(await limiter.limit('k', { cost: 10 })).toMatchObject({ allowed: true, remaining: 0 });
   });
 
   it('bad input rejects with a typed error and writes nothing', async () => {

@@ -188,23 +188,30 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     const slot = table.find(key);
     if (slot !== -1 && units > 0) core.refund?.(stateOf(slot), offsetOf(slot), nowMs, units);
   };
-  // Only fixed-size states take a charge (the algorithms with a refund), so a new key's state is
-  // its slot of the shared array, zeroed.
+  // The slot of `key` with room for `units` more, inserted if new: a charge or a penalty spends
+  // without an admission, so it may be the first write of a key.
+  const slotWithRoom = growth
+    ? (key: string, units: number, nowMs: number): number =>
+        withRoom(algorithm, growth, table, scratch, key, table.find(key), units, nowMs)
+    : (key: string, _units: number, nowMs: number): number => {
+        const slot = table.find(key);
+        if (slot !== -1) return slot;
+        const inserted = table.insert(key, nowMs);
+        table.state.fill(0, offsetOf(inserted), offsetOf(inserted) + width);
+        return inserted;
+      };
+  // Only fixed-size states take a charge (the algorithms with a refund).
   const charge = growth ? undefined : algorithm.charge;
   const chargeSync = (key: string, units: number): void => {
     checkKey(key);
     costOf({ cost: units });
     const nowMs = readClock(clock);
     if (charge === undefined || units === 0) return;
-    let slot = table.find(key);
-    if (slot === -1) {
-      slot = table.insert(key, nowMs);
-      table.state.fill(0, offsetOf(slot), offsetOf(slot) + width);
-    }
+    const slot = slotWithRoom(key, units, nowMs);
     charge(table.state, offsetOf(slot), nowMs, units);
   };
-  const penalize = growth ? undefined : (algorithm.charge ?? algorithm.penalty);
-  const reward = growth ? undefined : (refund ?? algorithm.reward);
+  const penalize = algorithm.charge ?? algorithm.penalty;
+  const reward = refund ?? algorithm.reward;
   const admin = {
     block(key: string, durationMs: number): void {
       checkKey(key);
@@ -223,12 +230,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       if (penalize === undefined) throw unsupported('penalty', algorithm.name);
       const nowMs = readClock(clock);
       if (units === 0) return;
-      let slot = table.find(key);
-      if (slot === -1) {
-        slot = table.insert(key, nowMs);
-        table.state.fill(0, offsetOf(slot), offsetOf(slot) + width);
-      }
-      penalize(table.state, offsetOf(slot), nowMs, units);
+      const slot = slotWithRoom(key, units, nowMs);
+      penalize(stateOf(slot), offsetOf(slot), nowMs, units);
     },
     reward(key: string, units: number): void {
       checkKey(key);
@@ -236,7 +239,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       if (reward === undefined) throw unsupported('reward', algorithm.name);
       const nowMs = readClock(clock);
       const slot = table.find(key);
-      if (slot !== -1 && units > 0) reward(table.state, offsetOf(slot), nowMs, units);
+      if (slot !== -1 && units > 0) reward(stateOf(slot), offsetOf(slot), nowMs, units);
       invalidations.emit(key, 'reward');
     },
     invalidate(key: string): void {
@@ -319,13 +322,36 @@ function decideGrowing(
   nowMs: number,
 ): Decision {
   const state = slot === -1 ? fresh : (table.own(slot) as Float64Array);
-  const size = growth.sizeFor(state, 0, nowMs, cost);
-  if (slot !== -1 && size <= state.length) return algorithm.decide(state, 0, nowMs, cost, true);
+  if (slot !== -1 && growth.sizeFor(state, 0, nowMs, cost) <= state.length) {
+    return algorithm.decide(state, 0, nowMs, cost, true);
+  }
   const decision = algorithm.decide(state, 0, nowMs, cost, false);
   if (!decision.allowed || cost === 0) return decision;
+  const owner = withRoom(algorithm, growth, table, fresh, key, slot, cost, nowMs);
+  return algorithm.decide(table.own(owner) as Float64Array, 0, nowMs, cost, true);
+}
+
+/**
+ * The slot of a growing state (`slot`, or a new one for a stranger, -1, whose state is `fresh`)
+ * whose array has room for `units` more at `nowMs`, grown by doubling up to `algorithm.slots`.
+ */
+function withRoom(
+  algorithm: Algorithm,
+  growth: StateGrowth,
+  table: SlotTable,
+  fresh: Float64Array,
+  key: string,
+  slot: number,
+  units: number,
+  nowMs: number,
+): number {
+  const state = slot === -1 ? fresh : (table.own(slot) as Float64Array);
+  const size = growth.sizeFor(state, 0, nowMs, units);
+  if (slot !== -1 && size <= state.length) return slot;
   const grown = growth.resize(state, 0, Math.min(algorithm.slots, Math.max(size, 2 * state.length)));
-  table.setOwn(slot === -1 ? table.insert(key, nowMs) : slot, grown, nowMs);
-  return algorithm.decide(grown, 0, nowMs, cost, true);
+  const owner = slot === -1 ? table.insert(key, nowMs) : slot;
+  table.setOwn(owner, grown, nowMs);
+  return owner;
 }
 
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;

@@ -1,4 +1,4 @@
-import { blockMsOf, unsupported } from '../../admin.js';
+import { blockMsOf } from '../../admin.js';
 import { algorithmFor } from '../../algorithms/params.js';
 import type { Algorithm } from '../../algorithms/types.js';
 import { type Decision, type ParamsOptions, peekDecision } from '../../decision.js';
@@ -176,7 +176,6 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     if (told) origin.emit(key, operation);
   };
   const admin = adminScriptsOf[algorithm.name];
-  const unsupportedBy = (operation: string) => () => Promise.reject(unsupported(operation, algorithm.name));
 
   return {
     algorithm,
@@ -241,27 +240,16 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       checkKey(key);
       await operate('invalidate', key, unblockScript, [], []);
     },
-    reward: admin
-      ? async (key, units) => {
-          const redisKey = redisKeyOf(key);
-          if (costOf({ cost: units }) > 0)
-            await operate('reward', key, admin.reward, [redisKey], [nowArg(), ...algorithm.scriptParams, units]);
-        }
-      : unsupportedBy('reward'),
-    penalty: admin
-      ? async (key, units) => {
-          const redisKey = redisKeyOf(key);
-          if (costOf({ cost: units }) > 0) {
-            await operate(
-              'penalty',
-              key,
-              admin.penalty,
-              [redisKey],
-              [nowArg(), ...algorithm.scriptParams, units, '', ''],
-            );
-          }
-        }
-      : unsupportedBy('penalty'),
+    async reward(key, units) {
+      const redisKey = redisKeyOf(key);
+      if (costOf({ cost: units }) > 0)
+        await operate('reward', key, admin.reward, [redisKey], [nowArg(), ...algorithm.scriptParams, units]);
+    },
+    async penalty(key, units) {
+      const redisKey = redisKeyOf(key);
+      if (costOf({ cost: units }) > 0)
+        await operate('penalty', key, admin.penalty, [redisKey], [nowArg(), ...algorithm.scriptParams, units, '', '']);
+    },
     ...(heard && { invalidations: heard }),
     ...(refundScript && {
       async refund(key: string, units: number, refundOptions?: ParamsOptions) {

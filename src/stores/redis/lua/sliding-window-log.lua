@@ -53,7 +53,8 @@ local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 -- An integer as text in full: Lua's own number-to-string conversion rounds to 14 digits.
 local function int(n) return string.format('%.0f', n) end
-local function units(member)
+-- the numbers of a member's first and last units
+local function range_of(member)
   local first, last = string.match(member, '^(%d+):(%d+)$')
   return tonumber(first), tonumber(last)
 end
@@ -64,13 +65,13 @@ local function decide(key, cost, commit, i)
   local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if top[1] then
     newest = tonumber(top[2])
-    first_unit, last_unit = units(top[1])
+    first_unit, last_unit = range_of(top[1])
     now = max(now, newest) -- a clock behind the newest entry counts from that entry
   end
   local live = '(' .. int(now - window) -- entries at or before now - window have left the window
   local used = 0
   local oldest = redis.call('ZRANGE', key, live, '+inf', 'BYSCORE', 'LIMIT', 0, 1)
-  if oldest[1] then used = last_unit - units(oldest[1]) + 1 end
+  if oldest[1] then used = last_unit - range_of(oldest[1]) + 1 end
   local function reply(allowed, in_window, last_ms, retry)
     local reset = 0
     if in_window > 0 then reset = last_ms + window - now end
@@ -81,9 +82,9 @@ local function decide(key, cost, commit, i)
   if excess > 0 then
     -- admitted once the oldest excess units have left: at most excess entries hold them
     local entries = redis.call('ZRANGE', key, live, '+inf', 'BYSCORE', 'LIMIT', 0, excess, 'WITHSCORES')
-    local first = units(entries[1])
+    local first = range_of(entries[1])
     for i = 1, #entries, 2 do
-      local _, last = units(entries[i])
+      local _, last = range_of(entries[i])
       if last - first + 1 >= excess then return reply(0, used, newest, tonumber(entries[i + 1]) + window - now) end
     end
   end

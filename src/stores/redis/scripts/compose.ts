@@ -322,10 +322,17 @@ export function adjustScript<Kind extends keyof typeof ADJUSTMENTS>(
 
 /**
  * The script of one admin operation on one key (`<name>.<operation>.lua`): runs `body` as
- * `operate(key, units)` with the prelude and the algorithm's parameters, then publishes the
- * invalidation message on the channel when one is given, in the same atomic call.
+ * `operate(key, units)` with the prelude and the algorithm's parameters (and what `uses` names
+ * of its rule: its state block, or that and `decide`), then publishes the invalidation message
+ * on the channel when one is given, in the same atomic call.
  */
-export function operationScript(lua: LuaAlgorithm, operation: string, summary: string, body: string): LuaScript {
+export function operationScript(
+  lua: LuaAlgorithm,
+  operation: string,
+  summary: string,
+  body: string,
+  uses: 'parameters' | 'state' | 'decide' = 'parameters',
+): LuaScript {
   const units = 2 + lua.params.length;
   const top = header(
     [lua.title, summary, origin(lua.name)],
@@ -340,7 +347,7 @@ export function operationScript(lua: LuaAlgorithm, operation: string, summary: s
   );
   return shippedScript(
     `${lua.name}.${operation}`,
-    `${top}${PRELUDE}\n-- The rule: its parameters, the operation.\n${paramLocals(lua)}${fn('operate(key, units)', body)}operate(KEYS[1], tonumber(ARGV[${units}]))\nif ARGV[${units + 1}] ~= '' then redis.call('PUBLISH', ARGV[${units + 1}], ARGV[${units + 2}]) end\nreturn 1\n`,
+    `${top}${PRELUDE}\n-- The rule: its parameters, the operation.\n${paramLocals(lua)}${uses === 'parameters' ? '' : block(lua.state)}${uses === 'decide' ? fn('decide(key, cost, commit, i)', lua.decide) : ''}${fn('operate(key, units)', body)}operate(KEYS[1], tonumber(ARGV[${units}]))\nif ARGV[${units + 1}] ~= '' then redis.call('PUBLISH', ARGV[${units + 1}], ARGV[${units + 2}]) end\nreturn 1\n`,
   );
 }
 

@@ -1,0 +1,76 @@
+-- Sliding window counter, the twin of src/algorithms/sliding-window-counter.ts.
+-- Reward: gives units back to one key, never past fresh; tells every instance.
+-- Composed from src/stores/redis/scripts/sliding-window-counter.ts by compose.ts (npm run lua:snapshots).
+--
+-- KEYS[1]     a hash {c = units in the current window, p = units in the previous window,
+--             s = the current window's start, ms}; TTL = the time until both windows are past
+-- ARGV[1]     now, ms; '' for the server's TIME
+-- ARGV[2]     limit: units per window
+-- ARGV[3]     window: ms
+-- ARGV[4]     units
+-- ARGV[5..6]  the invalidation channel and message ('' '': none)
+-- Reply       1
+
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership, TTLs.
+local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
+local function floor_div(a, b)
+  local q = floor(a / b)
+  if q * b > a then return q - 1 end
+  return q
+end
+local function ceil_div(a, b) return -floor_div(-a, b) end
+local now_ms = tonumber(ARGV[1])
+if not now_ms then
+  local t = redis.call('TIME')
+  now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
+-- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
+-- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
+-- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
+-- in this call or another in that ms, would find it fresh and admit again. Any state read after
+-- its time until fresh decodes as fresh, so a longer TTL costs memory only. (TTLs set once after
+-- the last decision would not do: a key without one reads as unowned to the decisions between.)
+local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
+
+-- The rule: its parameters, the operation.
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+-- the previous window's count weighted by the part of it still inside the sliding window
+local function weighted(prev, elapsed) return floor_div(prev * (window - elapsed), window) end
+-- ms into a window after which count units of the previous window weigh at most most
+local function weighs_at_most_from(count, most) return window - floor_div((most + 1) * window - 1, count) end
+local function operate(key, units)
+  -- The twin of slidingWindowCounter().reward: counts the current window down, then the previous
+  -- one to the largest count whose weight fell by the rest; both 0 is a fresh key.
+  fresh_if_unowned(key)
+  local state = redis.call('HMGET', key, 'c', 'p', 's')
+  local curr = tonumber(state[1]) or 0
+  local prev = tonumber(state[2]) or 0
+  local start = tonumber(state[3]) or 0
+  if curr == 0 and prev == 0 then return end
+  local now = max(now_ms, start)
+  local windows = floor_div(now - start, window)
+  if windows >= 2 then return end -- nothing weighs any more: already a fresh key
+  if windows == 1 then curr, prev, start = 0, curr, start + window end
+  local elapsed = now - start
+  local from_curr = math.min(units, curr)
+  local weighs = max(0, weighted(prev, elapsed) - (units - from_curr))
+  curr = curr - from_curr
+  prev = math.min(prev, floor_div((weighs + 1) * window - 1, window - elapsed))
+  if curr == 0 and prev == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('HSET', key, 'c', curr, 'p', prev, 's', start)
+    redis.call('PEXPIRE', key, ttl_ms(start + 2 * window - now))
+  end
+end
+operate(KEYS[1], tonumber(ARGV[4]))
+if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+return 1

@@ -1,0 +1,79 @@
+-- Sliding window log, the twin of src/algorithms/sliding-window-log.ts.
+-- Reward: gives units back to one key, never past fresh; tells every instance.
+-- Composed from src/stores/redis/scripts/sliding-window-log.ts by compose.ts (npm run lua:snapshots).
+--
+-- KEYS[1]     a sorted set, one member per ms in which units were admitted: score = that ms,
+--             member = '<first>:<last>', the numbers of its units when the key's units are numbered
+--             1, 2, 3, ... So members are unique without randomness, and the units in the window are
+--             last(newest) - first(oldest) + 1, found in O(log n). Requests within one ms share a member
+--             (the same score would otherwise order members by their text).
+--             TTL = the window (the newest entry leaves it then)
+-- ARGV[1]     now, ms; '' for the server's TIME
+-- ARGV[2]     limit: units per window
+-- ARGV[3]     window: ms
+-- ARGV[4]     units
+-- ARGV[5..6]  the invalidation channel and message ('' '': none)
+-- Reply       1
+
+-- Prelude: integer division as in src/algorithms/integer.ts, the call's clock, key ownership, TTLs.
+local floor, max = math.floor, math.max -- locals: a global's field costs two lookups a call
+local function floor_div(a, b)
+  local q = floor(a / b)
+  if q * b > a then return q - 1 end
+  return q
+end
+local function ceil_div(a, b) return -floor_div(-a, b) end
+local now_ms = tonumber(ARGV[1])
+if not now_ms then
+  local t = redis.call('TIME')
+  now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
+-- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
+-- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
+-- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
+-- in this call or another in that ms, would find it fresh and admit again. Any state read after
+-- its time until fresh decodes as fresh, so a longer TTL costs memory only. (TTLs set once after
+-- the last decision would not do: a key without one reads as unowned to the decisions between.)
+local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
+
+-- The rule: its parameters, the operation.
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+-- An integer as text in full: Lua's own number-to-string conversion rounds to 14 digits.
+local function int(n) return string.format('%.0f', n) end
+-- the numbers of a member's first and last units
+local function range_of(member)
+  local first, last = string.match(member, '^(%d+):(%d+)$')
+  return tonumber(first), tonumber(last)
+end
+local function operate(key, units)
+  -- The twin of slidingWindowLog().reward: drops the newest units in the window, never past
+  -- empty. Members are popped from the top; the last one popped may give back part of its units.
+  fresh_if_unowned(key)
+  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if not top[1] then return end
+  local now = max(now_ms, tonumber(top[2]))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  while units > 0 do
+    local newest = redis.call('ZPOPMAX', key)
+    if not newest[1] then return end
+    local first, last = range_of(newest[1])
+    if last - first + 1 > units then
+      -- popping the set's last member deleted the key: its TTL is set again
+      redis.call('ZADD', key, newest[2], int(first) .. ':' .. int(last - units))
+      redis.call('PEXPIRE', key, ttl_ms(tonumber(newest[2]) + window - now))
+      return
+    end
+    units = units - (last - first + 1)
+  end
+end
+operate(KEYS[1], tonumber(ARGV[4]))
+if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+return 1
