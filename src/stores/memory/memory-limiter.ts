@@ -159,7 +159,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   const limitSync = (key: string, limitOptions?: LimitOptions): Decision => {
     if (limitOptions === undefined) return blockedSync(key, 1, algorithm, false) ?? decide(key, 1, algorithm);
     const cost = costOf(limitOptions);
-    const core = limitOptions.params === undefined ? algorithm : resolve(limitOptions);
+    const core = limitOptions?.params === undefined ? algorithm : resolve(limitOptions);
     const partial = partialOf(limitOptions);
     return (
       blockedSync(key, cost, core, partial) ?? (partial ? decidePartially(key, cost, core) : decide(key, cost, core))
