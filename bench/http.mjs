@@ -94,6 +94,7 @@ const results = {};
 const sections = [];
 for (const [framework, peer] of Object.entries(FRAMEWORKS)) {
   for (const variant of VARIANTS.slice(1)) await admitsExactlyTheLimit(framework, variant);
+  /** @type {Record<string, any[]>} */
   const runs = Object.fromEntries(VARIANTS.map((variant) => [variant, []]));
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
