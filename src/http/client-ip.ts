@@ -42,6 +42,28 @@ export function formatAddress(address: ipaddr.IPv4 | ipaddr.IPv6): string {
   return address.kind() === 'ipv6' ? (address as ipaddr.IPv6).toRFC5952String() : address.toString();
 }
 
+const CANONICAL_IPV4 = /^(?:0|[1-9]\d{0,2})(?:\.(?:0|[1-9]\d{0,2})){3}$/;
+
+/**
+ * The IP key of a socket address that is a canonical dotted quad (`203.0.113.7`, or its
+ * IPv4-mapped form `::ffff:203.0.113.7`, as a dual-stack socket reports it), without parsing
+ * through ipaddr.js; `undefined` for anything else, which `parseAddress` then decides. Where
+ * it answers, it answers as `ipKey` does: only forms whose canonical text is the input itself.
+ */
+export function canonicalIpv4Key(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const text = raw.startsWith('::ffff:') ? raw.slice(7) : raw;
+  if (text.length > 15 || !CANONICAL_IPV4.test(text)) return undefined;
+  let octet = 0;
+  for (let index = 0; index <= text.length; index++) {
+    const code = index === text.length ? 0x2e : text.charCodeAt(index);
+    if (code !== 0x2e) octet = octet * 10 + code - 0x30;
+    else if (octet > 255) return undefined;
+    else octet = 0;
+  }
+  return text;
+}
+
 /**
  * The rate-limit key of a client address: IPv4 in full; IPv6 masked to `ipv6Prefix` bits and
  * written as `network/prefix` (e.g. `2001:db8:abcd:1200::/56`), or in full when the prefix is 128.

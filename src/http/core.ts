@@ -9,11 +9,12 @@ import type { HeaderPair } from './headers.js';
 import { holdInFlight, inFlightCaps } from './in-flight.js';
 import { type ChargeResult, chargeAll } from './nested.js';
 import type { DeniedOutcome, HttpLimitOptions, RequestFacts, RequestInfo, RoutePolicy } from './options.js';
-import { createDescriber } from './request-info.js';
+import { createDescriber, createIpKeyer } from './request-info.js';
 import { openReservations, reservationNames } from './reservations.js';
 import { type HttpResponse, problemResponse } from './response.js';
 import { compileRoutes } from './routes.js';
 import { type Settle, settlerOf } from './settle.js';
+import { type SyncPlan, syncPlanOf, syncResult } from './sync-path.js';
 import { denial, rateLimitHeaders, storeDown } from './verdict.js';
 
 /**
@@ -33,6 +34,12 @@ export interface HttpLimiter<Req> {
    * only with errors of user functions (key, cost, skip, respond) or non-store limiter errors.
    */
   check(facts: RequestFacts<Req>, route?: RoutePolicy<Req> | false): Promise<Verdict>;
+  /**
+   * `check` without a Promise where none is needed: the verdict itself when the request's one
+   * limit decides synchronously (a memory limiter, a lease hit) and no user function runs;
+   * else `check`'s Promise. Never throws: errors reject the returned Promise.
+   */
+  decide(facts: RequestFacts<Req>, route?: RoutePolicy<Req> | false): Verdict | Promise<Verdict>;
   /**
    * Validates a route policy ahead of its first request (the Fastify adapter calls it as
    * routes register). @throws {ConfigError} on an invalid policy.
@@ -90,6 +97,20 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const routeTable = compileRoutes(options.routes ?? {}, config.routeMatching, warn);
   const caps = options.inFlight === undefined ? undefined : inFlightCaps(options.inFlight);
   const reservations = options.reservations && reservationNames(options.reservations, config.rules);
+  const ipKeyOf = createIpKeyer(config, warn);
+  // The synchronous path needs no caller function and no per-request state beyond the limit.
+  const syncable = caps === undefined && !reservations && !options.skip && !config.allowed && !options.respond;
+  const syncPlans = new WeakMap<RoutePolicy<Req>, SyncPlan | null>();
+  const defaultPlan = syncable ? syncPlanOf(config.rules, undefined, config.failure) : undefined;
+  const syncPlanFor = (route: RoutePolicy<Req> | undefined) => {
+    if (!syncable || route === undefined) return defaultPlan;
+    let plan = syncPlans.get(route);
+    if (plan === undefined) {
+      plan = syncPlanOf(rulesOf(route), route, route.failure ?? config.failure) ?? null;
+      syncPlans.set(route, plan);
+    }
+    return plan ?? undefined;
+  };
   const rulesByRoute = new WeakMap<RoutePolicy<Req>, NamedRule<Req>[]>();
   const rulesOf = (route: RoutePolicy<Req> | undefined) => {
     if (route === undefined) return config.rules;
@@ -137,7 +158,77 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
     });
   };
 
+  const routeOf = (facts: RequestFacts<Req>, native: RoutePolicy<Req> | false | undefined) =>
+    native === false
+      ? SKIP
+      : (native ??
+        routeTable.lookup(facts.method, facts.routeId ?? facts.path, facts.routeMatching ?? config.routeMatching));
+
+  // One limit decided without a Promise, or undefined: the awaited path decides.
+  const decideSync = (facts: RequestFacts<Req>, route: RoutePolicy<Req> | undefined): Verdict | undefined => {
+    const plan = syncPlanFor(route);
+    if (plan === undefined) return undefined;
+    const key = plan.keyPrefix + ipKeyOf(facts);
+    const decision = plan.decide(key, plan.options);
+    if (decision === undefined) return undefined;
+    const results = [syncResult(plan, key, decision)];
+    degraded?.decided(results);
+    const headers = rateLimitHeaders(results, config);
+    if (decision.allowed) return { action: 'continue', headers };
+    const outcome = denial(results, headers, config.problemType);
+    return { action: 'respond', response: problemResponse(outcome.problem, outcome.headers) };
+  };
+
+  const checkAwaited = async (facts: RequestFacts<Req>, route: RoutePolicy<Req> | undefined): Promise<Verdict> => {
+    const info = describe(facts);
+    if (config.allowed && info.ip !== undefined && config.allowed(info.ip, 0)) return CONTINUE;
+    if (options.skip && (await options.skip(info))) return CONTINUE;
+    const mode = route?.failure ?? config.failure;
+    const charges = await chargesFor(rulesOf(route), route?.cost, info, mode);
+    if (charges.length === 0) return held(CONTINUE, [], info, mode);
+    let outcome: Awaited<ReturnType<typeof chargeAll>>;
+    try {
+      outcome = await chargeAll(charges, onRefundError);
+    } catch (error) {
+      if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) throw error;
+      degraded?.storeFailed();
+      options.onStoreError?.(error, info);
+      if ((mode ?? 'closed') !== 'open') return respond(storeDown(config.problemType, error), info);
+      warn(
+        'SLUICE_HTTP_STORE_UNAVAILABLE',
+        `The store failed and the route fails open: requests pass unlimited (${messageOf(error)}).`,
+      );
+      return held(CONTINUE, [], info, mode);
+    }
+    degraded?.decided(outcome.results);
+    const headers = rateLimitHeaders(outcome.results, config);
+    if (outcome.allowed) {
+      const settle = settlerOf(outcome.results, onSettleError);
+      const verdict = await held(
+        settle ? { action: 'continue', headers, settle } : { action: 'continue', headers },
+        outcome.results,
+        info,
+        mode,
+      );
+      if (reservations && verdict.action === 'continue') openReservations(facts.request, outcome.results, reservations);
+      return verdict;
+    }
+    return respond(denial(outcome.results, headers, config.problemType), info);
+  };
+
+  const decide = (facts: RequestFacts<Req>, native?: RoutePolicy<Req> | false): Verdict | Promise<Verdict> => {
+    try {
+      const route = routeOf(facts, native);
+      if (route?.skip) return CONTINUE;
+      return decideSync(facts, route) ?? checkAwaited(facts, route);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
   return {
+    decide,
+    check: async (facts, native) => decide(facts, native),
     checkRoute: (route) => void rulesOf(route),
     checkRegistered(registered) {
       const unmatched = routeTable.unregistered(registered);
@@ -146,48 +237,6 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
         'SLUICE_HTTP_ROUTE_UNREACHABLE',
         `routes entries that match no registered route: ${unmatched.join(', ')}. Write them as the routes are registered.`,
       );
-    },
-    async check(facts, native) {
-      const info = describe(facts);
-      const route =
-        native === false
-          ? SKIP
-          : (native ?? routeTable.lookup(info.method, info.routeId, facts.routeMatching ?? config.routeMatching));
-      if (route?.skip) return CONTINUE;
-      if (config.allowed && info.ip !== undefined && config.allowed(info.ip, 0)) return CONTINUE;
-      if (options.skip && (await options.skip(info))) return CONTINUE;
-      const mode = route?.failure ?? config.failure;
-      const charges = await chargesFor(rulesOf(route), route?.cost, info, mode);
-      if (charges.length === 0) return held(CONTINUE, [], info, mode);
-      let outcome: Awaited<ReturnType<typeof chargeAll>>;
-      try {
-        outcome = await chargeAll(charges, onRefundError);
-      } catch (error) {
-        if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) throw error;
-        degraded?.storeFailed();
-        options.onStoreError?.(error, info);
-        if ((mode ?? 'closed') !== 'open') return respond(storeDown(config.problemType, error), info);
-        warn(
-          'SLUICE_HTTP_STORE_UNAVAILABLE',
-          `The store failed and the route fails open: requests pass unlimited (${messageOf(error)}).`,
-        );
-        return held(CONTINUE, [], info, mode);
-      }
-      degraded?.decided(outcome.results);
-      const headers = rateLimitHeaders(outcome.results, config);
-      if (outcome.allowed) {
-        const settle = settlerOf(outcome.results, onSettleError);
-        const verdict = await held(
-          settle ? { action: 'continue', headers, settle } : { action: 'continue', headers },
-          outcome.results,
-          info,
-          mode,
-        );
-        if (reservations && verdict.action === 'continue')
-          openReservations(facts.request, outcome.results, reservations);
-        return verdict;
-      }
-      return respond(denial(outcome.results, headers, config.problemType), info);
     },
   };
 }

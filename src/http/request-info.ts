@@ -1,4 +1,4 @@
-import { addressKey, formatAddress } from './client-ip.js';
+import { addressKey, canonicalIpv4Key, formatAddress } from './client-ip.js';
 import type { HttpConfig } from './config.js';
 import type { RequestFacts, RequestInfo } from './options.js';
 import { forwardedHops, resolveClientAddress, trustsEverything } from './proxy.js';
@@ -12,33 +12,8 @@ export function createDescriber<Req>(
   config: HttpConfig<Req>,
   warn: (code: HttpWarningCode, message: string) => void,
 ): (facts: RequestFacts<Req>) => RequestInfo<Req> {
-  const { trust, proxyHeader, ipv6Prefix } = config;
-  const trustAll = trust !== undefined && trustsEverything(trust);
-
-  const resolve = (facts: RequestFacts<Req>) => {
-    if (trust === undefined) {
-      if (facts.header('x-forwarded-for') !== undefined || facts.header('forwarded') !== undefined) {
-        warn(
-          'SLUICE_HTTP_FORWARDED_UNTRUSTED',
-          'A request carries X-Forwarded-For or Forwarded but trustProxy is not set: clients are keyed by the socket address (the proxy, if there is one). Set trustProxy to your proxies.',
-        );
-      }
-      return resolveClientAddress(facts.remoteAddress, [], undefined);
-    }
-    if (trustAll) {
-      warn(
-        'SLUICE_HTTP_TRUST_ALL',
-        'trustProxy trusts every hop, so the leftmost forwarded address is the key and any client can forge it. Trust your proxies by address or hop count.',
-      );
-    }
-    const value = facts.header(proxyHeader);
-    return resolveClientAddress(
-      facts.remoteAddress,
-      value === undefined ? [] : forwardedHops(proxyHeader, value),
-      trust,
-    );
-  };
-
+  const resolve = createResolver(config, warn);
+  const { ipv6Prefix } = config;
   return (facts) => {
     let resolved: { address: ReturnType<typeof resolve> } | undefined;
     const address = () => {
@@ -53,11 +28,75 @@ export function createDescriber<Req>(
         return client === undefined ? undefined : formatAddress(client);
       },
       get ipKey() {
-        const client = address();
-        if (client !== undefined) return addressKey(client, ipv6Prefix);
-        warn('SLUICE_HTTP_NO_CLIENT_ADDRESS', 'A request has no readable client address; it is keyed as "unknown".');
-        return 'unknown';
+        return keyOf(address(), ipv6Prefix, warn);
       },
     };
+  };
+}
+
+/**
+ * Returns `ipKeyOf(facts)`: the `ipKey` a described request would have, with the same
+ * warnings, for the synchronous path. A socket address that is a canonical IPv4 one, with no
+ * proxy trusted, is its own key (no ipaddr.js parse).
+ */
+export function createIpKeyer<Req>(
+  config: HttpConfig<Req>,
+  warn: (code: HttpWarningCode, message: string) => void,
+): (facts: RequestFacts<Req>) => string {
+  const resolve = createResolver(config, warn);
+  const { trust, ipv6Prefix } = config;
+  return (facts) => {
+    if (trust !== undefined) return keyOf(resolve(facts), ipv6Prefix, warn);
+    warnIfForwarded(facts, warn);
+    const { remoteAddress } = facts;
+    const key = canonicalIpv4Key(remoteAddress);
+    return key ?? keyOf(resolveClientAddress(remoteAddress, [], undefined), ipv6Prefix, warn);
+  };
+}
+
+function keyOf(
+  client: ReturnType<typeof resolveClientAddress>,
+  ipv6Prefix: number,
+  warn: (code: HttpWarningCode, message: string) => void,
+): string {
+  if (client !== undefined) return addressKey(client, ipv6Prefix);
+  warn('SLUICE_HTTP_NO_CLIENT_ADDRESS', 'A request has no readable client address; it is keyed as "unknown".');
+  return 'unknown';
+}
+
+function warnIfForwarded<Req>(facts: RequestFacts<Req>, warn: (code: HttpWarningCode, message: string) => void) {
+  if (facts.header('x-forwarded-for') !== undefined || facts.header('forwarded') !== undefined) {
+    warn(
+      'SLUICE_HTTP_FORWARDED_UNTRUSTED',
+      'A request carries X-Forwarded-For or Forwarded but trustProxy is not set: clients are keyed by the socket address (the proxy, if there is one). Set trustProxy to your proxies.',
+    );
+  }
+}
+
+/** The client address of a request: the socket's, or the proxy walk's when trustProxy is set. */
+function createResolver<Req>(
+  config: HttpConfig<Req>,
+  warn: (code: HttpWarningCode, message: string) => void,
+): (facts: RequestFacts<Req>) => ReturnType<typeof resolveClientAddress> {
+  const { trust, proxyHeader } = config;
+  const trustAll = trust !== undefined && trustsEverything(trust);
+
+  return (facts) => {
+    if (trust === undefined) {
+      warnIfForwarded(facts, warn);
+      return resolveClientAddress(facts.remoteAddress, [], undefined);
+    }
+    if (trustAll) {
+      warn(
+        'SLUICE_HTTP_TRUST_ALL',
+        'trustProxy trusts every hop, so the leftmost forwarded address is the key and any client can forge it. Trust your proxies by address or hop count.',
+      );
+    }
+    const value = facts.header(proxyHeader);
+    return resolveClientAddress(
+      facts.remoteAddress,
+      value === undefined ? [] : forwardedHops(proxyHeader, value),
+      trust,
+    );
   };
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createHttpLimiter } from '../core.js';
+import { createHttpLimiter, type Verdict } from '../core.js';
 import { nodeFacts, sendNodeResponse, setNodeHeaders, settleOnClose } from '../node.js';
 import type { HttpLimitOptions } from '../options.js';
 
@@ -49,13 +49,20 @@ export function rateLimit<Req extends ExpressRequest = ExpressRequest>(
   return (req, res, next) => {
     const routeId = typeof req.route?.path === 'string' ? req.route.path : undefined;
     const facts = { ...nodeFacts(req, req.originalUrl ?? req.url, routeId), routeMatching: matchingOf(req) };
-    limiter.check(facts).then((verdict) => {
-      if (verdict.action === 'respond') return sendNodeResponse(res, verdict.response);
-      setNodeHeaders(res, verdict.headers);
-      if (verdict.settle) settleOnClose(res, verdict.settle);
-      next();
-    }, next);
+    const verdict = limiter.decide(facts);
+    if (verdict instanceof Promise) verdict.then((settled) => apply(settled, res, next), next);
+    else apply(verdict, res, next);
   };
+}
+
+function apply(verdict: Verdict, res: ServerResponse, next: (error?: unknown) => void): void {
+  if (verdict.action === 'respond') {
+    sendNodeResponse(res, verdict.response);
+    return;
+  }
+  setNodeHeaders(res, verdict.headers);
+  if (verdict.settle) settleOnClose(res, verdict.settle);
+  next();
 }
 
 /** How the app's router compares paths (both settings default to false in Express 4 and 5). */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../../errors.js';
-import { createHttpLimiter, type HttpLimiter } from '../core.js';
+import { createHttpLimiter, type HttpLimiter, type Verdict } from '../core.js';
 import { joinHeader } from '../headers.js';
 import { settleOnClose } from '../node.js';
 import type { HttpLimitOptions, RoutePolicy } from '../options.js';
@@ -59,7 +59,8 @@ export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (fas
   const limiter = createHttpLimiter(options);
   const hook = checkHook(options.hook ?? 'onRequest');
   const registered: [string, string][] = [];
-  const limitOwnHook = (request: FastifyRequest, reply: FastifyReply) => limitRequest(limiter, request, reply);
+  const limitOwnHook = (request: FastifyRequest, reply: FastifyReply, done: HookDone) =>
+    limitRequest(limiter, request, reply, done);
   fastify.addHook('onRoute', (route) => {
     const policy = route.config?.rateLimit;
     if (policy) {
@@ -72,16 +73,25 @@ export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (fas
     for (const method of [route.method].flat()) registered.push([method, route.url]);
   });
   fastify.addHook('onReady', async () => limiter.checkRegistered(registered));
-  fastify.addHook(hook, async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback-style hooks: a verdict decided synchronously goes on without a Promise.
+  fastify.addHook(hook, (request: FastifyRequest, reply: FastifyReply, done: HookDone) => {
     const policy = request.routeOptions.config?.rateLimit;
-    if (policy && policy.hook !== undefined && policy.hook !== hook) return; // limited in its own hook
-    return limitRequest(limiter, request, reply);
+    if (policy && policy.hook !== undefined && policy.hook !== hook)
+      done(); // limited in its own hook
+    else limitRequest(limiter, request, reply, done);
   });
 };
 
-async function limitRequest(limiter: HttpLimiter<FastifyRequest>, request: FastifyRequest, reply: FastifyReply) {
+type HookDone = (error?: Error) => void;
+
+function limitRequest(
+  limiter: HttpLimiter<FastifyRequest>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookDone,
+): void {
   const query = request.url.search(/[?#]/);
-  const verdict = await limiter.check(
+  const verdict = limiter.decide(
     {
       request,
       method: request.method,
@@ -95,14 +105,21 @@ async function limitRequest(limiter: HttpLimiter<FastifyRequest>, request: Fasti
     },
     request.routeOptions.config?.rateLimit,
   );
+  if (verdict instanceof Promise) verdict.then((settled) => apply(settled, reply, done), done);
+  else apply(verdict, reply, done);
+}
+
+/** Continues with the rate-limit headers set, or sends the denial (and then never calls `done`). */
+function apply(verdict: Verdict, reply: FastifyReply, done: HookDone): void {
   if (verdict.action === 'continue') {
     for (const [name, value] of verdict.headers) reply.header(name, joinHeader(name, reply.getHeader(name), value));
     if (verdict.settle) settleOnClose(reply.raw, verdict.settle);
+    done();
     return;
   }
   const { status, headers, body } = verdict.response;
   for (const [name, value] of headers) reply.header(name, joinHeader(name, reply.getHeader(name), value));
-  return reply.code(status).send(body);
+  reply.code(status).send(body);
 }
 
 function checkHook(hook: unknown): FastifyHook {

@@ -1,0 +1,76 @@
+import type { Decision, FailureMode, LimitOptions } from '../decision.js';
+import type { NamedRule } from './config.js';
+import type { ChargeResult, RefundableLimiter } from './nested.js';
+import type { RoutePolicy } from './options.js';
+
+/**
+ * A route whose request can be decided without a Promise: one limit, keyed by client IP, with
+ * a constant cost, params and failure mode, on a limiter that can answer synchronously (memory
+ * `limitSync`; a leased limiter's `tryLimit`, which may still need the remote).
+ */
+export interface SyncPlan {
+  name: string;
+  limiter: RefundableLimiter;
+  /** `limitSync` or `tryLimit` bound to the limiter; `undefined` when it cannot decide now. */
+  decide: (key: string, options: LimitOptions) => Decision | undefined;
+  /** Built once, passed to every call (a limiter does not keep or change it). */
+  options: LimitOptions;
+  keyPrefix: string;
+}
+
+type SyncDecider = RefundableLimiter & {
+  limitSync?: (key: string, options?: LimitOptions) => Decision;
+  tryLimit?: (key: string, options?: LimitOptions) => Decision | undefined;
+};
+
+/**
+ * The synchronous plan of a route's rules, or `undefined` when any part of the decision may
+ * await: several limits (all-or-nothing charging), a user function (skip, key, cost, params),
+ * outcome counting (`countWhen`, `resetWhen`), or a limiter with no synchronous call.
+ */
+export function syncPlanOf<Req>(
+  rules: readonly NamedRule<Req>[],
+  route: RoutePolicy<Req> | undefined,
+  failure: FailureMode | undefined,
+): SyncPlan | undefined {
+  if (rules.length !== 1) return undefined;
+  const rule = rules[0] as NamedRule<Req>;
+  if (rule.skip || rule.key || rule.countWhen || rule.resetWhen || typeof rule.params === 'function') return undefined;
+  const cost = constantCost(rule, route?.cost);
+  if (cost === undefined) return undefined;
+  const limiter = rule.limiter as SyncDecider;
+  const decide =
+    typeof limiter.limitSync === 'function'
+      ? limiter.limitSync.bind(limiter)
+      : typeof limiter.tryLimit === 'function'
+        ? limiter.tryLimit.bind(limiter)
+        : undefined;
+  if (decide === undefined) return undefined;
+  const options: LimitOptions = failure === undefined ? { cost } : { cost, failure };
+  if (rule.params !== undefined) options.params = rule.params;
+  return { name: rule.name, limiter, decide, options, keyPrefix: `${rule.name}:ip:` };
+}
+
+/** The rule's cost when no function decides it (route first, as `chargesFor` reads it). */
+function constantCost<Req>(rule: NamedRule<Req>, costs: RoutePolicy<Req>['cost']): number | undefined {
+  if (typeof costs === 'function') return undefined;
+  const routeCost = typeof costs === 'number' ? costs : costs?.[rule.name];
+  if (routeCost !== undefined) return routeCost;
+  return typeof rule.cost === 'function' ? undefined : (rule.cost ?? 1);
+}
+
+/** The one charge result of a synchronous decision, shaped as `chargeAll`'s `single` strategy makes it. */
+export function syncResult(plan: SyncPlan, key: string, decision: Decision): ChargeResult {
+  const { options } = plan;
+  const result: ChargeResult = {
+    name: plan.name,
+    limiter: plan.limiter,
+    key,
+    cost: options.cost as number,
+    decision,
+    state: decision.allowed ? 'charged' : 'denied',
+  };
+  if (options.params !== undefined) result.params = options.params;
+  if (options.failure !== undefined) result.failure = options.failure;
+  return result;
+}

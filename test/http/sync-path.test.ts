@@ -1,0 +1,137 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { gcra } from '../../src/algorithms/gcra.js';
+import { canonicalIpv4Key } from '../../src/http/client-ip.js';
+import { createHttpLimiter, type HttpLimitOptions, ipKey, type RequestFacts } from '../../src/http/index.js';
+import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
+
+const limiterOf = (limit: number) =>
+  createMemoryLimiter({ algorithm: gcra({ limit, periodMs: 60_000 }), clock: () => 1_000_000, pruneIntervalMs: 0 });
+
+function facts(remoteAddress: string | undefined, headers: Record<string, string> = {}): RequestFacts<null> {
+  return { request: null, method: 'GET', path: '/hello', header: (name) => headers[name], remoteAddress };
+}
+
+describe('canonicalIpv4Key: the IPv4 fast path answers only as ipKey does', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['0.0.0.0', '0.0.0.0'],
+    ['255.255.255.255', '255.255.255.255'],
+    ['::ffff:127.0.0.1', '127.0.0.1'],
+  ])('%s → %s', (raw, key) => {
+    expect(canonicalIpv4Key(raw)).toBe(key);
+    expect(ipKey(raw)).toBe(key);
+  });
+
+  it.each([
+    '256.0.0.1',
+    '1.2.3.256',
+    '01.2.3.4',
+    '1.2.3.04',
+    '1.2.3',
+    '1.2.3.4.5',
+    ' 1.2.3.4',
+    '1.2.3.4 ',
+    '1.2.3.4\n',
+    '1.2.3.4:80',
+    '[1.2.3.4]',
+    '::FFFF:1.2.3.4',
+    '::ffff:01.2.3.4',
+    '::ffff:::1.2.3.4',
+    '0x7f.0.0.1',
+    '1111.2.3.4',
+    '١.2.3.4',
+    '1.2.3.4%eth0',
+    '',
+  ])('%j is left to the full parser', (raw) => {
+    expect(canonicalIpv4Key(raw)).toBeUndefined();
+  });
+
+  it('whenever it answers, ipKey gives the same key (attacker-shaped strings)', () => {
+    const octet = fc.oneof(fc.integer({ min: 0, max: 999 }).map(String), fc.constantFrom('00', '01', '0x1', '', ' 1'));
+    const dotted = fc.array(octet, { minLength: 1, maxLength: 6 }).map((parts) => parts.join('.'));
+    const raw = fc.oneof(
+      dotted,
+      dotted.map((text) => `::ffff:${text}`),
+      dotted.map((text) => `${text}:80`),
+      fc.string({ maxLength: 24 }),
+    );
+    fc.assert(
+      fc.property(raw, (text) => {
+        const fast = canonicalIpv4Key(text);
+        if (fast !== undefined) expect(fast).toBe(ipKey(text));
+        else if (/^(::ffff:)?\d{1,3}(\.\d{1,3}){3}$/.test(text) && ipKey(text) === text.replace('::ffff:', '')) {
+          throw new Error(`a canonical address missed the fast path: ${text}`);
+        }
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe('createHttpLimiter decide: the synchronous path', () => {
+  it('a memory limit keyed by IP decides without a Promise, as the awaited path does, down to the 429', async () => {
+    const http = createHttpLimiter({ limiter: limiterOf(2), legacyHeaders: true });
+    const awaited = createHttpLimiter({ limiter: limiterOf(2), legacyHeaders: true });
+    for (let i = 0; i < 3; i++) {
+      const verdict = http.decide(facts('::ffff:203.0.113.7'));
+      expect(verdict).not.toBeInstanceOf(Promise);
+      expect(verdict).toEqual(await awaited.check(facts('203.0.113.7'), { cost: (_info) => 1 }));
+    }
+  });
+
+  it('IPv6 and unreadable addresses keep their keys on the synchronous path', () => {
+    const limiter = limiterOf(5);
+    const http = createHttpLimiter({ limiter, onWarning: false });
+    expect(http.decide(facts('2001:db8:abcd:1234::1'))).not.toBeInstanceOf(Promise);
+    expect(http.decide(facts(undefined))).not.toBeInstanceOf(Promise);
+    expect(limiter.peekSync('default:ip:2001:db8:abcd:1200::/56').remaining).toBe(4);
+    expect(limiter.peekSync('default:ip:unknown').remaining).toBe(4);
+  });
+
+  it('the untrusted-forwarding warning still fires on the synchronous path', () => {
+    const codes: string[] = [];
+    const http = createHttpLimiter({ limiter: limiterOf(5), onWarning: (warning) => codes.push(warning.code) });
+    http.decide(facts('203.0.113.7', { 'x-forwarded-for': '198.51.100.1' }));
+    expect(codes).toContain('SLUICE_HTTP_FORWARDED_UNTRUSTED');
+  });
+
+  it.each<[string, HttpLimitOptions<null>]>([
+    ['a key function', { limits: { name: 'k', limiter: limiterOf(5), key: () => 'user' } }],
+    ['a cost function', { limits: { name: 'c', limiter: limiterOf(5), cost: () => 1 } }],
+    ['a skip function', { limiter: limiterOf(5), skip: () => false }],
+    ['a respond function', { limiter: limiterOf(5), respond: () => ({ status: 429, headers: [], body: '' }) }],
+    [
+      'two limits',
+      {
+        limits: [
+          { name: 'a', limiter: limiterOf(5) },
+          { name: 'b', limiter: limiterOf(5) },
+        ],
+      },
+    ],
+  ])('%s takes the awaited path, with the same verdict', async (_name, options) => {
+    const verdict = createHttpLimiter(options).decide(facts('203.0.113.7'));
+    expect(verdict).toBeInstanceOf(Promise);
+    expect((await verdict).action).toBe('continue');
+  });
+
+  it('trusted proxies decide synchronously too, keyed by the forwarded client', () => {
+    const limiter = limiterOf(5);
+    const http = createHttpLimiter({ limiter, trustProxy: '10.0.0.1' });
+    expect(http.decide(facts('10.0.0.1', { 'x-forwarded-for': '203.0.113.7' }))).not.toBeInstanceOf(Promise);
+    expect(limiter.peekSync('default:ip:203.0.113.7').remaining).toBe(4);
+  });
+
+  it('a synchronous limiter that throws: decide rejects, as check does, and never throws', async () => {
+    const inner = limiterOf(5);
+    const throwing = Object.assign(Object.create(inner), {
+      limitSync: () => {
+        throw new Error('boom');
+      },
+    });
+    const verdict = createHttpLimiter({ limiter: throwing }).decide(facts('203.0.113.7'));
+    expect(verdict).toBeInstanceOf(Promise);
+    await expect(verdict).rejects.toThrow('boom');
+  });
+});
