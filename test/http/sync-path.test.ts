@@ -92,7 +92,7 @@ describe('createHttpLimiter decide: the synchronous path', () => {
   it('the untrusted-forwarding warning still fires on the synchronous path', () => {
     const codes: string[] = [];
     const http = createHttpLimiter({ limiter: limiterOf(5), onWarning: (warning) => codes.push(warning.code) });
-    http.decide(facts('203.0.113.7', { 'x-forwarded-for': '198.51.100.1' }));
+    void http.decide(facts('203.0.113.7', { 'x-forwarded-for': '198.51.100.1' }));
     expect(codes).toContain('SLUICE_HTTP_FORWARDED_UNTRUSTED');
   });
 
