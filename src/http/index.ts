@@ -29,5 +29,5 @@ export type {
   RoutePolicy,
 } from './options.js';
 export type { ProxyHeader, TrustProxy } from './proxy.js';
-export { settleReservation } from './reservations.js';
+export { type ReservationRule, settleReservation } from './reservations.js';
 export type { HttpResponse, ProblemDetails } from './response.js';
