@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import type { AddressInfo, Server } from 'node:net';
+import { request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { serve } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
@@ -64,7 +64,7 @@ describe('hono 4: a streamed body holds its in-flight slot until it is over', ()
       await once(res, 'end');
       await until(async () => (await app.held()) === 0, 'the release at the end of the body');
     } finally {
-      app.server.closeAllConnections?.();
+      app.server.closeAllConnections();
       await app.close();
     }
   });
@@ -80,7 +80,7 @@ describe('hono 4: a streamed body holds its in-flight slot until it is over', ()
       request.destroy();
       await until(async () => (await app.held()) === 0, 'the release on disconnect');
     } finally {
-      app.server.closeAllConnections?.();
+      app.server.closeAllConnections();
       await app.close();
     }
   });
