@@ -10,7 +10,7 @@ import { holdInFlight, inFlightCaps } from './in-flight.js';
 import { type ChargeResult, chargeAll } from './nested.js';
 import type { DeniedOutcome, HttpLimitOptions, RequestFacts, RequestInfo, RoutePolicy } from './options.js';
 import { createDescriber, createIpKeyer } from './request-info.js';
-import { openReservations, reservationNames } from './reservations.js';
+import { openReservations, reservationTtls } from './reservations.js';
 import { type HttpResponse, problemResponse } from './response.js';
 import { compileRoutes } from './routes.js';
 import { type Settle, settlerOf } from './settle.js';
@@ -96,7 +96,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const degraded = watchDegraded(requireFunction('onDegradedChange', options.onDegradedChange, true));
   const routeTable = compileRoutes(options.routes ?? {}, config.routeMatching, warn);
   const caps = options.inFlight === undefined ? undefined : inFlightCaps(options.inFlight);
-  const reservations = options.reservations && reservationNames(options.reservations, config.rules);
+  const reservations = options.reservations && reservationTtls(options.reservations, config.rules);
   const ipKeyOf = createIpKeyer(config, warn);
   // The synchronous path needs no caller function and no per-request state beyond the limit.
   const syncable = caps === undefined && !reservations && !options.skip && !config.allowed && !options.respond;

@@ -29,6 +29,6 @@ export type {
   RoutePolicy,
 } from './options.js';
 export type { ProxyHeader, TrustProxy } from './proxy.js';
-export { settleReservation } from './reservations.js';
+export { type ReservationRule, settleReservation } from './reservations.js';
 export type { HttpResponse, ProblemDetails } from './response.js';
 export { storageKeyOf } from './storage-key.js';

@@ -7,6 +7,7 @@ import type { LegacyReset, RateLimitDraft } from './headers.js';
 import type { InFlightRule } from './in-flight.js';
 import type { ChargeResult } from './nested.js';
 import type { ProxyHeader, TrustProxy } from './proxy.js';
+import type { ReservationRule } from './reservations.js';
 import type { HttpResponse, ProblemDetails } from './response.js';
 import type { RouteMatching } from './routes.js';
 
@@ -153,10 +154,11 @@ export interface HttpLimitOptions<Req> {
   inFlight?: InFlightRule<Req> | readonly InFlightRule<Req>[];
   /**
    * Names of `limits` whose cost is an estimate: the handler settles the real cost with
-   * `settleReservation(request, name, actual)` (refund below it, debt above it); unsettled, the
-   * estimate stands. Each needs a limiter with `refund`. See docs/concurrency.md.
+   * `settleReservation(request, name, actual)` (refund below it, debt above it) within the
+   * entry's `ttlMs` (default 60,000: `'tokens'` or `{ name: 'tokens', ttlMs: 300_000 }`);
+   * unsettled, the estimate stands. Each needs a limiter with `refund`. See docs/concurrency.md.
    */
-  reservations?: readonly string[];
+  reservations?: readonly ReservationRule[];
   /** Which proxies may report the client address. Default `false`: the socket address. See {@link TrustProxy}. */
   trustProxy?: TrustProxy;
   /** The forwarding header read when a proxy is trusted. Default `x-forwarded-for`. */

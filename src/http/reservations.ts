@@ -1,39 +1,64 @@
 import { ConfigError, ReservationError } from '../errors.js';
-import { costOf } from '../validate.js';
+import { monotonicClock } from '../limiter.js';
+import { costOf, orDefault, requireDurationMs } from '../validate.js';
 import type { NamedRule } from './config.js';
 import type { ChargeResult } from './nested.js';
 
 /** One request's charge at an estimate, open until the handler settles it. */
 interface Open {
   result: ChargeResult;
+  expiresAtMs: number;
   settled?: { actual: number; done: Promise<void> };
 }
+
+/**
+ * One entry of the `reservations` option: a name of `limits`, alone (`ttlMs` 60,000, as
+ * `reserve`) or with the milliseconds within which the handler may settle it.
+ */
+export type ReservationRule = string | { name: string; ttlMs?: number };
+
+const DEFAULT_TTL_MS = 60_000;
 
 // Keyed by the framework's request object, so an open reservation lives as long as its request.
 const openByRequest = new WeakMap<object, Map<string, Open>>();
 
 /**
- * The `reservations` option, checked at construction: names of `limits` whose cost is an
- * estimate the handler settles.
- * @throws {ConfigError} when a name is not one of `limits`, or its limiter has no `refund`.
+ * The `reservations` option, checked at construction: the `ttlMs` of each limit of `limits`
+ * whose cost is an estimate the handler settles, by name.
+ * @throws {ConfigError} when an entry is not a name of `limits` (alone or with a valid `ttlMs`),
+ * or its limiter has no `refund`.
  */
-export function reservationNames<Req>(names: readonly string[], rules: readonly NamedRule<Req>[]): ReadonlySet<string> {
-  if (!Array.isArray(names)) throw new ConfigError('reservations must be an array of limit names');
-  for (const name of names) {
+export function reservationTtls<Req>(
+  entries: readonly ReservationRule[],
+  rules: readonly NamedRule<Req>[],
+): ReadonlyMap<string, number> {
+  if (!Array.isArray(entries)) throw new ConfigError('reservations must be an array of limit names');
+  const ttls = new Map<string, number>();
+  for (const entry of entries) {
+    const { name, ttlMs } = typeof entry === 'object' && entry !== null ? entry : { name: entry, ttlMs: undefined };
     const rule = rules.find((candidate) => candidate.name === name);
     if (rule === undefined) throw new ConfigError(`reservations: "${String(name)}" is not the name of a limit`);
     if (typeof rule.limiter.refund !== 'function') {
       throw new ConfigError(`reservations: limit "${name}" needs a limiter that takes refunds (GCRA, token bucket)`);
     }
+    ttls.set(name, requireDurationMs(`reservations["${name}"].ttlMs`, orDefault(ttlMs, DEFAULT_TTL_MS)));
   }
-  return new Set(names);
+  return ttls;
 }
 
-/** Opens the admitted request's reservations (its charges named in `names`) for {@link settleReservation}. */
-export function openReservations(request: unknown, results: readonly ChargeResult[], names: ReadonlySet<string>): void {
+/** Opens the admitted request's reservations (its charges named in `ttls`) for {@link settleReservation}. */
+export function openReservations(
+  request: unknown,
+  results: readonly ChargeResult[],
+  ttls: ReadonlyMap<string, number>,
+): void {
   if (typeof request !== 'object' || request === null) return;
   const open = new Map<string, Open>();
-  for (const result of results) if (names.has(result.name)) open.set(result.name, { result });
+  const nowMs = monotonicClock();
+  for (const result of results) {
+    const ttlMs = ttls.get(result.name);
+    if (ttlMs !== undefined) open.set(result.name, { result, expiresAtMs: nowMs + ttlMs });
+  }
   if (open.size > 0) openByRequest.set(request, open);
 }
 
@@ -43,15 +68,16 @@ export function openReservations(request: unknown, results: readonly ChargeResul
  * admitted. Below the estimate, the difference is refunded; above it, the excess is charged as
  * debt (the limiter's `charge`) that delays the key's next admissions, never this request.
  * Call it from the handler with the framework's own request object (node:http and Express `req`,
- * Fastify `request`, Hono `c`, Koa `ctx`). Never settled, the estimate stands.
+ * Fastify `request`, Hono `c`, Koa `ctx`). Never settled, or not within the reservation's
+ * `ttlMs` (a handler that hangs), the estimate stands, as with `reserve`.
  *
  * Idempotent: the same `actual` again resolves like the first call; a different one rejects.
  * A request admitted by a failure policy (nothing stored) settles without a store call.
  *
  * @throws {InvalidCostError} when `actual` is not a non-negative safe integer.
  * @throws {ReservationError} when the request has no open reservation `name` (not admitted, or
- * not listed in `reservations`), it was settled at another value, or it is above the estimate on
- * a limiter without `charge`.
+ * not listed in `reservations`), it was settled at another value, its `ttlMs` has passed, or it
+ * is above the estimate on a limiter without `charge`.
  * @throws {StoreUnavailableError} when the store could not refund or charge (the estimate stands).
  * @example
  * ```ts
@@ -77,6 +103,9 @@ export async function settleReservation(request: object, name: string, actual: n
   if (open.settled !== undefined) {
     if (open.settled.actual === actual) return open.settled.done;
     throw new ReservationError(`reservation "${name}" was already settled at ${open.settled.actual}`);
+  }
+  if (monotonicClock() >= open.expiresAtMs) {
+    throw new ReservationError(`reservation "${name}" expired: it stands at its estimate of ${open.result.cost}`);
   }
   open.settled = { actual, done: apply(open.result, actual) };
   return open.settled.done;

@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createHttpLimiter, settleReservation } from '../../src/http/index.js';
 import { ConfigError, createMemoryLimiter, fixedWindow, gcra, type Limiter } from '../../src/index.js';
@@ -98,6 +99,26 @@ describe('settleReservation', () => {
     await expect(settleReservation(request, 'tokens', -1)).rejects.toMatchObject({ code: 'ERR_SLUICE_INVALID_COST' });
   });
 
+  it('past its ttlMs a reservation stands at the estimate: a late settle is a ReservationError', async () => {
+    const limiter = tokensPerMinute();
+    const http = createHttpLimiter<object>({
+      limits: [
+        { name: 'tokens', limiter, cost: 1000 },
+        { name: 'calls', limiter, cost: 100, key: () => 'calls' },
+      ],
+      reservations: [{ name: 'tokens', ttlMs: 20 }, 'calls'],
+    });
+    const request = {};
+    const facts = { request, method: 'GET', path: '/', header: () => undefined, remoteAddress: '127.0.0.1' };
+    expect((await http.check(facts)).action).toBe('continue');
+    await setTimeout(40); // the handler hangs past the 20 ms
+    await expect(settleReservation(request, 'tokens', 600)).rejects.toThrow(/expired/);
+    expect((await limiter.peek('tokens:ip:127.0.0.1')).remaining).toBe(9000);
+    // The other reservation keeps the default 60,000 ms, as reserve().
+    await settleReservation(request, 'calls', 40);
+    expect((await limiter.peek('calls:id:calls')).remaining).toBe(9960);
+  });
+
   it('a denied request opens no reservation', async () => {
     const limiter = tokensPerMinute();
     await limiter.limit('tokens:ip:127.0.0.1', { cost: 9500 });
@@ -121,5 +142,10 @@ describe('settleReservation', () => {
     expect(() => createHttpLimiter({ limits: { name: 'w', limiter: windowed }, reservations: ['w'] })).toThrow(
       /refund/,
     );
+    for (const ttlMs of [0, -1, 1.5, Number.NaN]) {
+      expect(() =>
+        createHttpLimiter({ limits: { name: 'tokens', limiter }, reservations: [{ name: 'tokens', ttlMs }] }),
+      ).toThrow(/reservations\["tokens"\]\.ttlMs/);
+    }
   });
 });

@@ -4,6 +4,7 @@ import { requireOptions } from '../../validate.js';
 import { createHttpLimiter } from '../core.js';
 import { joinHeader } from '../headers.js';
 import type { HttpLimitOptions } from '../options.js';
+import { withBodyEnd } from './body-end.js';
 
 /**
  * Options of the Hono adapter: the shared options plus how to read the client's socket address.
@@ -76,9 +77,13 @@ export function rateLimit<E extends Env = any>(options: HonoRateLimitOptions<E>)
     // its own `new Response()` would drop them).
     // A route's own rateLimit (inner) may have answered or set its RateLimit lists: add to them.
     for (const [name, value] of verdict.headers) c.header(name, joinHeader(name, c.res.headers.get(name), value));
-    // The web-standard Response has no "fully sent" event: settle on the handler's status, unless
-    // the client hung up before the handler returned (the request's signal is aborted).
-    if (verdict.settle) void verdict.settle(c.req.raw.signal.aborted ? undefined : c.res.status);
+    // Settle (and release in-flight holds) when the body was sent to its end, a streamed one
+    // included; not completed when the client hung up before the handler returned or mid-body.
+    const { settle } = verdict;
+    if (settle === undefined) return;
+    if (c.req.raw.signal.aborted) return void settle(undefined);
+    const { status } = c.res;
+    c.res = withBodyEnd(c.res, (completed) => void settle(completed ? status : undefined));
   };
 }
 export type { HttpLimitOptions, LimitRule, RequestInfo, RoutePolicy } from '../options.js';

@@ -7,6 +7,9 @@ import type { ReferenceModel } from './types.js';
  * BigInt arithmetic, so there is nothing to round but the documented T = ⌈periodMs·1000 / limit⌉ µs.
  * Takes the parameters of `gcra()` (`limit` units per `periodMs` ms, `burst` default `limit`);
  * its `decide(key, nowMs, cost)` answers what the core should, for keys it holds in a Map.
+ * `refund` pours units·T out of the bucket (never below empty), `charge` pours it in past the
+ * brim (debt the next requests wait out), as `Limiter.refund` and `Limiter.charge` under the
+ * model's own `limit`.
  * @example
  * ```ts
  * import { deepStrictEqual } from 'node:assert/strict';
@@ -22,6 +25,19 @@ import type { ReferenceModel } from './types.js';
 export function gcraReference(baseLimit: number, periodMs: number, baseBurst = baseLimit): ReferenceModel {
   const buckets = new Map<string, { level: bigint; at: bigint }>();
   const ceilMs = (us: bigint) => Number((us + 999n) / 1000n);
+  const intervalOf = (limit: number) => (BigInt(periodMs) * 1000n + BigInt(limit) - 1n) / BigInt(limit);
+  // The work the bucket holds at `now`: what it held, drained since, never below empty.
+  const levelAt = (key: string, now: bigint) => {
+    const bucket = buckets.get(key) ?? { level: 0n, at: now };
+    const drained = bucket.at > now ? bucket.level : bucket.level - (now - bucket.at);
+    return drained > 0n ? drained : 0n;
+  };
+  // A refund pours work out (an empty bucket stays empty); a charge pours it in past the brim.
+  const pour = (key: string, nowMs: number, units: number) => {
+    const now = BigInt(nowMs) * 1000n;
+    const level = levelAt(key, now) + BigInt(units) * intervalOf(baseLimit);
+    buckets.set(key, { level: level > 0n ? level : 0n, at: now });
+  };
 
   return {
     // A call's own limit (burst = limit) changes T and the bucket's size; the work it holds, in
@@ -29,12 +45,10 @@ export function gcraReference(baseLimit: number, periodMs: number, baseBurst = b
     decide(key, nowMs, cost, callLimit) {
       const limit = callLimit ?? baseLimit;
       const burst = callLimit ?? baseBurst;
-      const interval = (BigInt(periodMs) * 1000n + BigInt(limit) - 1n) / BigInt(limit);
+      const interval = intervalOf(limit);
       const capacity = BigInt(burst) * interval;
       const now = BigInt(nowMs) * 1000n;
-      const bucket = buckets.get(key) ?? { level: 0n, at: now };
-      const drained = bucket.at > now ? bucket.level : bucket.level - (now - bucket.at);
-      const level = drained > 0n ? drained : 0n;
+      const level = levelAt(key, now);
       const filled = level + BigInt(cost) * interval;
       const allowed = filled <= capacity;
       if (allowed && cost > 0) buckets.set(key, { level: filled, at: now });
@@ -44,10 +58,12 @@ export function gcraReference(baseLimit: number, periodMs: number, baseBurst = b
       return {
         allowed,
         limit: burst,
-        remaining: Number((capacity - held) / interval),
+        remaining: held > capacity ? 0 : Number((capacity - held) / interval),
         retryAfterMs,
         resetAfterMs: ceilMs(held),
       };
     },
+    refund: (key, nowMs, units) => pour(key, nowMs, -units),
+    charge: (key, nowMs, units) => pour(key, nowMs, units),
   };
 }

@@ -12,4 +12,14 @@ export interface ReferenceModel {
    * under it as docs/algorithms.md defines ("Parameters that change on a live key").
    */
   decide(key: string, nowMs: number, cost: number, limit?: number): Decision;
+  /**
+   * Gives `units` back to `key` at `nowMs`, as `Limiter.refund` (models of algorithms that take
+   * refunds only): never below an unused key.
+   */
+  refund?(key: string, nowMs: number, units: number): void;
+  /**
+   * Charges `units` to `key` at `nowMs` unconditionally, as `Limiter.charge`: debt past the
+   * limit that later admissions wait out.
+   */
+  charge?(key: string, nowMs: number, units: number): void;
 }
