@@ -1,11 +1,11 @@
-import type { Redis } from 'ioredis';
-import { afterAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { type Algorithm, createLeasedLimiter, createMemoryLimiter, type MemoryLimiter } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { runConformance } from '../../src/testing/index.js';
 import { held } from '../support/held-keys.js';
 import { leaseRefundTrails } from '../support/lease-exemptions.js';
 import { useRedisServer } from '../support/redis-server.js';
+import { subscribersOf } from '../support/subscribers.js';
 
 // Rule 6: with leaseSize 1 the leased limiter answers exactly as its remote would, so it is held
 // to the whole suite. Each `connection` is a separate leased limiter (an instance of a fleet)
@@ -40,20 +40,7 @@ runConformance({
 });
 
 const { redis } = useRedisServer({ connections: 4 });
-// One subscriber connection per client connection, so the leased instances hear invalidations.
-const subscribers = new Map<number, Redis>();
-const subscriberOf = (connection: number): Redis => {
-  let subscriber = subscribers.get(connection);
-  if (!subscriber) {
-    subscriber = redis(connection).duplicate();
-    subscriber.on('error', () => {});
-    subscribers.set(connection, subscriber);
-  }
-  return subscriber;
-};
-afterAll(() => {
-  for (const subscriber of subscribers.values()) subscriber.disconnect();
-});
+const subscriberOf = subscribersOf(redis);
 
 runConformance({
   name: 'leased limiter, leaseSize 1, over Redis (ioredis, client clock)',
