@@ -27,7 +27,8 @@ export type StoreErrorKind = 'timeout' | 'connection' | 'script-error';
 /**
  * Times every Redis round trip: pass the result as `wrapClient` to `createRedisLimiter` or
  * `createHeartbeat`. Records `sluice.store.duration` (seconds; one sample per round trip,
- * `sluice.operation` decide | peek | batch | refund | charge | reset | heartbeat), `sluice.store.errors`
+ * `sluice.operation` decide | peek | batch | refund | charge | heartbeat, or an admin
+ * operation: reset | block | unblock | penalty | reward | invalidate), `sluice.store.errors`
  * (by `sluice.error.kind`), and for `batch` calls `sluice.store.batch.size` (decisions per call).
  * A NOSCRIPT reply (the script cache was flushed; EVAL follows at once) is timed, not an error.
  *

@@ -44,7 +44,7 @@ async function samples(match: Record<string, string>): Promise<number> {
 }
 
 describe('store metrics per operation and error kind', () => {
-  it('decide, batch, refund and heartbeat: one duration sample per round trip the server ran', async () => {
+  it('decide, batch, refund, heartbeat and each admin operation: one sample per round trip', async () => {
     const wrapClient = storeMetrics({ meter: metrics.meter, name: 'ops' });
     const redisClient = client({});
     const limiter = createRedisLimiter({
@@ -60,11 +60,19 @@ describe('store metrics per operation and error kind', () => {
       wrapClient,
     });
     const heartbeat = createHeartbeat({ client: redisClient, intervalMs: HOUR, wrapClient });
+    const operator = limiter as Required<typeof limiter>; // a Redis limiter has every admin operation
     const steps: [string, () => Promise<unknown>][] = [
       ['decide', () => limiter.limit('k').then(() => limiter.limit('k'))],
       ['refund', () => (limiter.refund as NonNullable<typeof limiter.refund>)('k', 1)],
       ['batch', () => Promise.all([batching.limit('a'), batching.limit('b'), batching.limit('c')])],
       ['heartbeat', () => heartbeat.beat()],
+      // Each admin operation is its own, not counted as a reset.
+      ['block', () => operator.block('k', 1000)],
+      ['unblock', () => operator.unblock('k')],
+      ['penalty', () => operator.penalty('k', 1)],
+      ['reward', () => operator.reward('k', 1)],
+      ['invalidate', () => operator.invalidate('k')],
+      ['reset', () => limiter.reset('k')],
     ];
     for (const [operation, run] of steps) {
       await heartbeat.beat(); // the first beat runs at creation: let it settle before counting

@@ -21,7 +21,14 @@ import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
 import { followChannel } from './invalidation.js';
 import { perMasterClients } from './node-clients.js';
-import { type ClientWrapper, type LuaScript, runScript, type ScriptClient, type StoreOperation } from './script.js';
+import {
+  type AdminOperation,
+  type ClientWrapper,
+  type LuaScript,
+  runScript,
+  type ScriptClient,
+  type StoreOperation,
+} from './script.js';
 import { adminScriptsOf } from './scripts/admin.js';
 import { blockScript, unblockScript } from './scripts/block.js';
 import { BLOCK_SUFFIX } from './scripts/block-key.js';
@@ -156,14 +163,13 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const failedTo = {
     decide: failure('decide'),
     peek: failure('peek'),
-    reset: failure('reset'),
     refund: failure('refund'),
     charge: failure('charge'),
   };
   // An admin operation: after the decisions queued before it, one script call that changes the
   // key and publishes the invalidation, then this instance's listeners hear it at once.
   const operate = async (
-    operation: InvalidationChange | 'penalty',
+    operation: AdminOperation,
     key: string,
     script: LuaScript,
     keys: string[],
@@ -172,7 +178,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     await batcher?.drain();
     const told = operation !== 'penalty';
     const sent = told ? [...args, channel, origin.messageFor(key, operation)] : args;
-    await runScript(clients.reset, script, keys, sent).catch(failure(operation));
+    await runScript(clients[operation], script, keys, sent).catch(failure(operation));
     if (told) origin.emit(key, operation);
   };
   const admin = adminScriptsOf[algorithm.name];
@@ -223,12 +229,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     },
     async reset(key) {
       const redisKey = redisKeyOf(key);
-      // Decisions queued before the reset are applied before it, as they would be unbatched.
-      await batcher?.drain();
-      await runScript(clients.reset, resetScript, [redisKey], [channel, origin.messageFor(key, 'reset')]).catch(
-        failedTo.reset,
-      );
-      origin.emit(key, 'reset');
+      await operate('reset', key, resetScript, [redisKey], []);
     },
     async block(key, durationMs) {
       const redisKey = redisKeyOf(key);
@@ -314,6 +315,11 @@ function clientsOf(client: ScriptClient, wrap: ClientWrapper | undefined) {
     refund: of('refund'),
     charge: of('charge'),
     reset: of('reset'),
+    block: of('block'),
+    unblock: of('unblock'),
+    reward: of('reward'),
+    penalty: of('penalty'),
+    invalidate: of('invalidate'),
   };
 }
 

@@ -1,3 +1,5 @@
+import type { InvalidationChange } from '../../limiter.js';
+
 /** A Lua script with the SHA-1 (hex) of its UTF-8 source, the name Redis caches it by. */
 export interface LuaScript {
   readonly source: string;
@@ -69,7 +71,10 @@ function isNoScript(error: unknown): boolean {
  * `'peek'`, `'batch'` (every call of a batching limiter, one or more decisions), `'refund'`,
  * `'charge'` (debt), `'reset'`, `'heartbeat'`.
  */
-export type StoreOperation = 'decide' | 'peek' | 'batch' | 'refund' | 'charge' | 'reset' | 'heartbeat';
+/** A call that changes a key on an operator's request (`reset`, `block`, …), each its own operation. */
+export type AdminOperation = InvalidationChange | 'penalty';
+
+export type StoreOperation = 'decide' | 'peek' | 'batch' | 'refund' | 'charge' | AdminOperation | 'heartbeat';
 
 /**
  * Wraps the {@link ScriptClient} one kind of call goes through, e.g. to time it: called once per
