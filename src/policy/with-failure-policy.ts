@@ -59,8 +59,8 @@ interface Wrapped extends PolicyContext {
  * Wrap a leased limiter (not the other way round) so that unexpired leases keep serving
  * during a blip before any policy applies: when the wrapped limiter has a synchronous
  * `tryLimit`, every call tries it first, so lease hits and cached refusals pay no deadline
- * timer and are served even while the breaker is open. `refund`, `charge` and `reset` go to the
- * store under the same deadline and breaker, and reject with {@link StoreUnavailableError} when
+ * timer and are served even while the breaker is open. `refund`, `charge`, `reset` and the admin
+ * operations (`block`, `penalty`, …) go to the store under the same deadline and breaker, and reject with {@link StoreUnavailableError} when
  * it cannot answer (no policy can refund or charge). `close()` closes the wrapped limiter too.
  *
  * @throws {ConfigError} when `limiter` is not a Limiter, on invalid options (naming the option;
@@ -140,8 +140,26 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
   }
   const { algorithmFor: innerAlgorithmFor } = limiter;
   if (innerAlgorithmFor) policyLimiter.algorithmFor = (params) => innerAlgorithmFor.call(limiter, params);
-  // Admin operations go straight to the limiter: no policy can answer them in its place.
+  for (const operation of ADMIN_OPERATIONS) {
+    const run = limiter[operation] as AdminCall | undefined;
+    if (run) policyLimiter[operation] = guardedAdmin(wrapped, operation, run);
+  }
   return forwardOptional(limiter, policyLimiter);
+}
+
+const ADMIN_OPERATIONS = ['block', 'unblock', 'penalty', 'reward', 'invalidate'] as const;
+type AdminCall = (key: string, amount?: number) => Promise<void>;
+
+/**
+ * An admin operation under the deadline and breaker, like `reset`: no policy can answer it in the
+ * store's place, so it rejects with StoreUnavailableError rather than hang on a paused store.
+ */
+function guardedAdmin(wrapped: Wrapped, operation: (typeof ADMIN_OPERATIONS)[number], run: AdminCall): AdminCall {
+  const { limiter } = wrapped;
+  return async (key, amount) => {
+    checkKey(key);
+    await guarded(wrapped, () => run.call(limiter, key, amount), `${operation} '${key}'`);
+  };
 }
 
 /** One `limit` (`commit`) or `peek`: the wrapped limiter's sync path, else the store under the deadline and breaker. */

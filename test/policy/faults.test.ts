@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import type { Decision, FailureMode } from '../../src/decision.js';
+import { StoreUnavailableError } from '../../src/errors.js';
 import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
 import { type DegradedEvent, withFailurePolicy } from '../../src/policy/index.js';
 import { createHeartbeat, type Heartbeat } from '../../src/stores/redis/index.js';
@@ -353,5 +354,44 @@ describe('fault tests (real redis-server)', () => {
     const second = await roundRobin(instances.slice(0, 2), 'outage-2', 200);
     redis.resume();
     expect(second).toEqual([45, 45]);
+  });
+});
+
+describe('admin operations under the policy (real redis-server, SIGSTOP)', () => {
+  it('block, unblock, penalty, reward and invalidate reject within the deadline, then the breaker answers', async () => {
+    const redis = await server();
+    const store = createRedisLimiter({
+      client: await resilientClient(redis.port),
+      algorithm: gcra({ limit: 10, periodMs: HOUR }),
+    });
+    const limiter = withFailurePolicy(store, { deadlineMs: 50, breaker: { failureThreshold: 5, coolDownMs: HOUR } });
+    const operator = limiter as Required<typeof limiter>;
+    await operator.block('k', 1000); // connected, scripts loaded: the paused calls are the only ones
+    const operations: [string, () => Promise<void>][] = [
+      ['block', () => operator.block('k', 1000)],
+      ['unblock', () => operator.unblock('k')],
+      ['penalty', () => operator.penalty('k', 1)],
+      ['reward', () => operator.reward('k', 1)],
+      ['invalidate', () => operator.invalidate('k')],
+    ];
+    redis.pause();
+    try {
+      for (const [name, run] of operations) {
+        // Without the policy's deadline the call waits for the paused server: for ever here.
+        const outcome = await Promise.race([
+          run().then(
+            () => 'done',
+            (error: unknown) => error,
+          ),
+          sleep(2000),
+        ]);
+        expect(outcome, name).toBeInstanceOf(StoreUnavailableError);
+        expect((outcome as Error).message, name).toMatch(new RegExp(`did not answer within 50 ms: could not ${name}`));
+      }
+      // Five timeouts opened the breaker: the next operation is refused without asking.
+      await expect(operator.block('k', 1000)).rejects.toThrow(/circuit breaker open: could not block/);
+    } finally {
+      redis.resume();
+    }
   });
 });
