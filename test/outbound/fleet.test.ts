@@ -49,9 +49,9 @@ interface FleetFigures {
   tightestSpanMs: number;
   /** Served per second over the run (first to last arrival), as a share of the upstream's limit. */
   throughputShare: number;
-  /** Calls each process reported per status. */
   /** Redis script calls (decisions, pause reads and writes) per call that reached the upstream. */
   redisCallsPerCall: number;
+  /** Calls the processes reported per status, summed. */
   statuses: Record<string, number>;
 }
 
