@@ -13,6 +13,8 @@ type NodeRedisClient = ReturnType<typeof createClient>;
 let server: RedisServer;
 let noTime: RedisServer;
 let nodeRedis: NodeRedisClient[];
+/** A subscriber connection of its own per node-redis connection: subscribe mode takes one over. */
+let nodeRedisSubscribers: NodeRedisClient[];
 let valkey: Valkey[];
 
 async function nodeRedisClient(url: string): Promise<NodeRedisClient> {
@@ -27,6 +29,7 @@ beforeAll(async () => {
   // A managed-service stand-in: TIME is not callable, from clients or scripts.
   noTime = await startRedis(['--rename-command', 'TIME', '']);
   nodeRedis = await Promise.all([0, 1, 2, 3].map(() => nodeRedisClient(server.url)));
+  nodeRedisSubscribers = await Promise.all([0, 1, 2, 3].map(() => nodeRedisClient(server.url)));
   valkey = [0, 1, 2, 3].map(() => {
     const client = new Valkey({ port: server.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
     client.on('error', () => {});
@@ -35,15 +38,26 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(nodeRedis?.map((client) => client.close()) ?? []);
+  await Promise.all([...(nodeRedis ?? []), ...(nodeRedisSubscribers ?? [])].map((client) => client.close()));
   for (const client of valkey ?? []) client.disconnect();
   await server?.stop();
   await noTime?.stop();
 });
 
 runRedisConformance([
-  { name: 'node-redis createClient', prefix: 'node-redis', clients: () => nodeRedis },
-  { name: 'node-redis createClient, batched', prefix: 'node-redis-batched', clients: () => nodeRedis, batch: true },
+  {
+    name: 'node-redis createClient',
+    prefix: 'node-redis',
+    clients: () => nodeRedis,
+    subscriber: (connection) => nodeRedisSubscribers[connection],
+  },
+  {
+    name: 'node-redis createClient, batched',
+    prefix: 'node-redis-batched',
+    clients: () => nodeRedis,
+    batch: true,
+    subscriber: (connection) => nodeRedisSubscribers[connection],
+  },
   { name: 'iovalkey Redis', prefix: 'iovalkey', clients: () => valkey },
 ]);
 

@@ -59,7 +59,7 @@ export interface RedisTarget {
   prefix?: string;
   batch?: RedisLimiterOptions['batch'];
   /**
-   * A subscriber connection for connection `i` (ioredis/iovalkey). Without one the limiter has no
+   * A subscriber connection for connection `i` (ioredis, iovalkey or node-redis). Without one the limiter has no
    * invalidations, so that property is exempt: test/admin/fleet.test.ts holds them on one node
    * and on a Cluster.
    */

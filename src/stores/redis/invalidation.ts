@@ -1,14 +1,11 @@
 import { createLocalInvalidations } from '../../admin.js';
 import { ConfigError } from '../../errors.js';
 import type { InvalidationChange, Invalidations } from '../../limiter.js';
-
-/** What Sluice uses of an ioredis or iovalkey client (`Redis` or `Cluster`) in subscribe mode. */
-interface Subscriber {
-  subscribe(channel: string): Promise<unknown>;
-  on(event: string, listener: (...args: unknown[]) => void): unknown;
-  off(event: string, listener: (...args: unknown[]) => void): unknown;
-  readonly status?: string;
-}
+import {
+  type ChannelSubscriber,
+  fromNodeRedisSubscriber,
+  isNodeRedisSubscriber,
+} from './clients/node-redis-subscriber.js';
 
 /** A Redis limiter's invalidations: its own, heard at once, and other instances', through pub/sub. */
 export interface RedisInvalidations extends Invalidations {
@@ -82,8 +79,9 @@ export function followChannel(subscriber: unknown, channel: string): RedisInvali
 
 const CHANGES = new Set<string>(['reset', 'block', 'unblock', 'reward', 'invalidate'] satisfies InvalidationChange[]);
 
-function requireSubscriber(subscriber: unknown): Subscriber {
-  const candidate = subscriber as Partial<Subscriber> | null;
+/** An ioredis/iovalkey connection as it is; a node-redis one adapted to that shape. */
+function requireSubscriber(subscriber: unknown): ChannelSubscriber {
+  const candidate = subscriber as Partial<ChannelSubscriber> | null;
   if (
     typeof candidate === 'object' &&
     candidate !== null &&
@@ -91,7 +89,9 @@ function requireSubscriber(subscriber: unknown): Subscriber {
     typeof candidate.on === 'function' &&
     typeof candidate.off === 'function'
   ) {
-    return candidate as Subscriber;
+    return isNodeRedisSubscriber(candidate) ? fromNodeRedisSubscriber(candidate) : (candidate as ChannelSubscriber);
   }
-  throw new ConfigError('subscriber must be an ioredis or iovalkey client (Redis or Cluster) of its own');
+  throw new ConfigError(
+    'subscriber must be a client of its own: an ioredis or iovalkey Redis or Cluster, or a connected node-redis client',
+  );
 }

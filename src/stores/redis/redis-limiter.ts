@@ -70,8 +70,8 @@ export interface RedisLimiterOptions {
    */
   wrapClient?: ClientWrapper;
   /**
-   * A connection of its own (e.g. `client.duplicate()`, an ioredis/iovalkey `Redis` or `Cluster`)
-   * that the limiter subscribes to `prefix + 'invalidations'`, where every instance's `reset`,
+   * A connection of its own (e.g. `client.duplicate()`: an ioredis/iovalkey `Redis` or `Cluster`,
+   * or a connected node-redis client, `await client.duplicate().connect()`) that the limiter subscribes to `prefix + 'invalidations'`, where every instance's `reset`,
    * `block`, `unblock`, `reward` and `invalidate` are published. With it the limiter has
    * `invalidations`, and leased instances over it forget a key within one round trip of a change
    * made anywhere (docs/leasing.md). Not closed by Sluice. Without it the operations still publish.
