@@ -30,12 +30,12 @@ function tagOf(key: string): string {
 
 /**
  * Returns `prefix` if it is a string without `{` or `}` (a brace would move or empty the hash tag
- * Cluster routes by), else throws {@link ConfigError} naming `option`.
+ * Cluster routes by), else throws {@link ConfigError} naming `prefix`.
  */
-export function checkPrefix(prefix: unknown, option = 'prefix'): string {
-  if (typeof prefix !== 'string') throw new ConfigError(`${option} must be a string`);
+export function checkPrefix(prefix: unknown): string {
+  if (typeof prefix !== 'string') throw new ConfigError('prefix must be a string');
   if (/[{}]/.test(prefix)) {
-    throw new ConfigError(`${option} must not contain '{' or '}' (it would change the Cluster hash tag): ${prefix}`);
+    throw new ConfigError(`prefix must not contain '{' or '}' (it would change the Cluster hash tag): ${prefix}`);
   }
   return prefix;
 }
