@@ -1,5 +1,6 @@
-import { ConfigError, StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError } from '../errors.js';
 import { toScriptClient } from '../stores/redis/client.js';
+import { checkPrefix, redisKeyName } from '../stores/redis/key-name.js';
 import { runScript } from '../stores/redis/script.js';
 import { orDefault, requireOptions } from '../validate.js';
 import { acquireScript, heldScript, renewOrReleaseScript } from './redis-scripts.js';
@@ -11,7 +12,8 @@ export interface RedisHoldsOptions {
   client: unknown;
   /**
    * Prefix of every Redis key; a key's holds are stored as `prefix + '{' + key + '}'` (one hash
-   * slot per key on a Cluster). Default `'sluice:holds:'`.
+   * slot per key on a Cluster), with `%` in the key written `%25` and `}` written `%7D`. No `{`
+   * or `}` (`ConfigError`). Default `'sluice:holds:'`.
    */
   prefix?: string;
 }
@@ -21,7 +23,7 @@ export interface RedisHoldsOptions {
  * (hold id → expiry on the server's `TIME`), one script call per acquire, renewal or release.
  *
  * @throws {ConfigError} when options is not an object, `client` is not a Redis client, or
- * `prefix` is not a string.
+ * `prefix` is not a string or holds `{` or `}`.
  * @example
  * ```ts
  * import { Redis } from 'ioredis';
@@ -34,9 +36,8 @@ export interface RedisHoldsOptions {
 export function redisHolds(options: RedisHoldsOptions): HoldStore {
   requireOptions('redisHolds options', options);
   const client = toScriptClient(options.client);
-  const prefix = orDefault(options.prefix, 'sluice:holds:');
-  if (typeof prefix !== 'string') throw new ConfigError('prefix must be a string');
-  const redisKey = (key: string) => `${prefix}{${key}}`;
+  const prefix = checkPrefix(orDefault(options.prefix, 'sluice:holds:'));
+  const redisKey = (key: string) => redisKeyName(prefix, key);
   const failedTo = (action: string) => (error: unknown) => {
     throw new StoreUnavailableError(`Redis could not ${action} a hold`, error);
   };

@@ -1,5 +1,6 @@
-import { ConfigError, StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError } from '../errors.js';
 import { toScriptClient } from '../stores/redis/client.js';
+import { checkPrefix, redisKeyName } from '../stores/redis/key-name.js';
 import { defineScript, runScript } from '../stores/redis/script.js';
 import { checkKey } from '../validate.js';
 
@@ -19,7 +20,10 @@ export interface PauseStore {
 export interface RedisPauseStoreOptions {
   /** An ioredis/iovalkey or node-redis client (or a ScriptClient), as for `createRedisLimiter`. Not closed by Sluice. */
   client: unknown;
-  /** Prefix of every pause key, stored as `prefix + '{' + key + '}'` (the limiter's hash slot). Default `'sluice:pause:'`. */
+  /**
+   * Prefix of every pause key, stored as `prefix + '{' + key + '}'` like the limiter's (`%` in the
+   * key written `%25`, `}` written `%7D`). No `{` or `}` (`ConfigError`). Default `'sluice:pause:'`.
+   */
   prefix?: string;
 }
 
@@ -35,7 +39,7 @@ const readScript = defineScript(`return redis.call('PTTL', KEYS[1])`);
  * A {@link PauseStore} in Redis: one key per paused key with a TTL of the pause, so it vanishes
  * by itself. A store that cannot answer counts as no pause (the upstream's next 429 says again).
  *
- * @throws {ConfigError} on an unusable client or prefix.
+ * @throws {ConfigError} on an unusable client, or a `prefix` that is not a string or holds `{` or `}`.
  * @example
  * ```ts
  * import { Redis } from 'ioredis';
@@ -50,11 +54,10 @@ const readScript = defineScript(`return redis.call('PTTL', KEYS[1])`);
  */
 export function createRedisPauseStore(options: RedisPauseStoreOptions): PauseStore {
   const client = toScriptClient(options.client);
-  const prefix = options.prefix ?? 'sluice:pause:';
-  if (typeof prefix !== 'string') throw new ConfigError('prefix must be a string');
+  const prefix = checkPrefix(options.prefix ?? 'sluice:pause:');
   const redisKeyOf = (key: string) => {
     checkKey(key);
-    return `${prefix}{${key}}`;
+    return redisKeyName(prefix, key);
   };
   return {
     async pause(key, durationMs) {

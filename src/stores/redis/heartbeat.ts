@@ -3,6 +3,7 @@ import { withDeadline } from '../../deadline.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
 import { orDefault, requireDurationMs, requireFunction, requireInteger, requireOptions } from '../../validate.js';
 import { toScriptClient } from './client.js';
+import { checkPrefix, redisKeyName } from './key-name.js';
 import { type ClientWrapper, runScript } from './script.js';
 import { heartbeatScript } from './scripts/heartbeat.js';
 
@@ -14,7 +15,10 @@ export interface HeartbeatOptions {
   wrapClient?: ClientWrapper;
   /** The fleet: instances heartbeating under the same name count each other. Default `'default'`. */
   name?: string;
-  /** Prefix of the registry key, stored as `prefix + '{' + name + '}'`. Default `'sluice:instances:'`. */
+  /**
+   * Prefix of the registry key, stored as `prefix + '{' + name + '}'` (`%` in the name written
+   * `%25`, `}` written `%7D`). No `{` or `}` (`ConfigError`). Default `'sluice:instances:'`.
+   */
   prefix?: string;
   /** This instance's id in the registry. Default a random UUID. */
   instanceId?: string;
@@ -90,22 +94,19 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
   const ttlMs = requireInteger('ttlMs', orDefault(options.ttlMs, 3 * intervalMs), intervalMs + 1);
   const assumed = requireInteger('assumeInstances', orDefault(options.assumeInstances, 1));
   const name = orDefault(options.name, 'default');
-  const prefix = orDefault(options.prefix, 'sluice:instances:');
+  const prefix = checkPrefix(orDefault(options.prefix, 'sluice:instances:'));
   const instanceId = orDefault(options.instanceId, randomUUID());
   for (const [field, value] of [
     ['name', name],
-    ['prefix', prefix],
     ['instanceId', instanceId],
   ] as const) {
-    if (typeof value !== 'string' || (field !== 'prefix' && value.length === 0)) {
-      throw new ConfigError(`${field} must be a non-empty string`);
-    }
+    if (typeof value !== 'string' || value.length === 0) throw new ConfigError(`${field} must be a non-empty string`);
   }
   const clock = options.clock === 'client' ? Date.now : options.clock === 'server' ? undefined : options.clock;
   if (clock !== undefined && typeof clock !== 'function') {
     throw new ConfigError("clock must be 'server', 'client' or a function returning epoch ms");
   }
-  const key = `${prefix}{${name}}`;
+  const key = redisKeyName(prefix, name);
   const stats: HeartbeatStats = { beats: 0, failures: 0, skipped: 0, instances: assumed };
   let inFlight: Promise<number> | undefined;
   let closed = false;

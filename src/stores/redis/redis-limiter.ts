@@ -20,6 +20,7 @@ import { type Batcher, type BatchOptions, createBatcher, type ReplyReader } from
 import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
 import { followChannel } from './invalidation.js';
+import { checkPrefix, redisKeyName } from './key-name.js';
 import { perMasterClients } from './node-clients.js';
 import {
   type AdminOperation,
@@ -44,8 +45,10 @@ export interface RedisLimiterOptions {
   /** The algorithm core, e.g. `gcra({ limit: 100, periodMs: 60_000 })`. */
   algorithm: Algorithm;
   /**
-   * Prefix of every Redis key; a key is stored as `prefix + '{' + key + '}'`, so all keys of
-   * one decision share a Cluster hash slot. Default `'sluice:<algorithm name>:'`.
+   * Prefix of every Redis key; a key is stored as `prefix + '{' + key + '}'`, with `%` in the key
+   * written `%25` and `}` written `%7D`, so a key and its companions (`…:block`) always share one
+   * Cluster hash slot, whatever the key holds. No `{` or `}` (`ConfigError`). Default
+   * `'sluice:<algorithm name>:'`.
    */
   prefix?: string;
   /**
@@ -93,7 +96,7 @@ export interface RedisLimiterOptions {
  * without a TTL (one Sluice did not write).
  *
  * @throws {ConfigError} on invalid options, naming the option (options not an object, a client
- * or `algorithm` that is not one, `prefix` not a string, an unknown `clock`, invalid `batch`),
+ * or `algorithm` that is not one, `prefix` not a string or holding `{` or `}`, an unknown `clock`, invalid `batch`),
  * or an algorithm without a Redis script.
  * @example
  * ```ts
@@ -117,8 +120,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   const algorithm = requireAlgorithm('algorithm', options.algorithm);
   const script = Object.hasOwn(scripts, algorithm.name) ? scripts[algorithm.name] : undefined;
   if (!script) throw new ConfigError(`no Redis script for algorithm '${algorithm.name}'`);
-  const prefix = orDefault(options.prefix, `sluice:${algorithm.name}:`);
-  if (typeof prefix !== 'string') throw new ConfigError('prefix must be a string');
+  const prefix = checkPrefix(orDefault(options.prefix, `sluice:${algorithm.name}:`));
   const clock = options.clock === 'client' ? Date.now : options.clock === 'server' ? undefined : options.clock;
   if (clock !== undefined && typeof clock !== 'function') {
     throw new ConfigError("clock must be 'server', 'client' or a function returning epoch ms");
@@ -154,7 +156,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   // Validates the caller's key, then gives the stored key: one hash tag per key, Cluster-safe.
   const redisKeyOf = (key: string): string => {
     checkKey(key);
-    return `${prefix}{${key}}`;
+    return redisKeyName(prefix, key);
   };
   // One rejection handler per action, made once: a call's failure becomes StoreUnavailableError.
   const failure = (action: string) => (error: unknown) => {
