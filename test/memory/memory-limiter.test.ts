@@ -153,6 +153,28 @@ describe('per-decision work', () => {
   });
 });
 
+describe('the default clock', () => {
+  it('reads the performance object loaded with Sluice, not the global getter, on each decision', () => {
+    const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 1_000_000, periodMs: 1000 }), pruneIntervalMs: 0 });
+    const descriptor = Object.getOwnPropertyDescriptor(globalThis, 'performance');
+    let globalReads = 0;
+    const loaded = performance;
+    Object.defineProperty(globalThis, 'performance', {
+      configurable: true,
+      get: () => {
+        globalReads++;
+        return loaded;
+      },
+    });
+    try {
+      for (let i = 0; i < 100; i++) expect(limiter.limitSync('held').allowed).toBe(true);
+    } finally {
+      if (descriptor) Object.defineProperty(globalThis, 'performance', descriptor);
+    }
+    expect(globalReads).toBe(0);
+  });
+});
+
 describe('CLOCK eviction', () => {
   it('keeps a key used since the eviction hand last passed it, evicting an unused one', () => {
     const { limiter } = setup({ limit: 1, periodMs: 60_000, maxKeys: 3 });
