@@ -18,8 +18,11 @@ export interface SlotTable {
   readonly size: number;
   /** Bytes of typed arrays held now: slots reserved plus states of their own; at most `maxBytes`. */
   readonly bytes: number;
-  /** The shared state array; slot s starts at `s * width`. Replaced when the table grows. */
-  readonly state: Float64Array;
+  /**
+   * The shared state array; slot s starts at `s * width`. Replaced when the table grows. A
+   * method, not a getter: V8 does not inline an object literal's getters, and every decision reads it.
+   */
+  state(): Float64Array;
   /** The slot of `key`, marked used, or −1. */
   find(key: string): number;
   /** A slot for a key not in the table, evicting if full; its state is the caller's to write. */
@@ -131,9 +134,7 @@ export function createSlotTable(options: SlotTableOptions): SlotTable {
     get bytes() {
       return capacity * bytesPerSlot + ownedBytes;
     },
-    get state() {
-      return state;
-    },
+    state: () => state,
     find(key) {
       const s = slotOf.get(key);
       if (s === undefined) return -1;
