@@ -26,8 +26,9 @@ export interface MemoryLimiterOptions {
   algorithm: Algorithm;
   /**
    * Most keys held at once (keys are often attacker-controlled, so the store is bounded).
-   * When full, expired state goes first, then a key unused for a while (CLOCK, approximating
-   * least recently used), whose next request then starts fresh. Default 100,000.
+   * When full, expired state goes first, then a key not used since it went in or since the
+   * eviction hand last passed it (SIEVE, a CLOCK that lets a flood of keys seen once go before a
+   * key seen twice), whose next request then starts fresh. Default 100,000.
    */
   maxKeys?: number;
   /**
