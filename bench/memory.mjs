@@ -8,6 +8,7 @@
  * (--expose-gc), rounds alternate the order, and each implementation passes a correctness check
  * before it is timed.
  */
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { do_not_optimize } from 'mitata';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
@@ -283,6 +284,7 @@ if (variant !== undefined) {
 }
 
 async function main() {
+  const loadAtStart = formatLoad();
   const file = fileURLToPath(import.meta.url);
   const timed = await runVariants(file, TIMED, { rounds: ROUNDS, execArgv: ['--expose-gc'] });
   const sized = await runVariants(file, SIZED, { rounds: 1, execArgv: ['--expose-gc'] });
@@ -296,6 +298,7 @@ async function main() {
   const env = environment();
   console.log('## Memory store\n');
   console.log(`${formatEnvironment(env)}\n`);
+  console.log(`Load average (1, 5, 15 min): ${loadAtStart} at the start, ${formatLoad()} at the end, on ${env.cpu}.\n`);
   console.log(
     `CPU ns per decision (process.cpuUsage over ≥ ${MIN_CPU_NS / 1e6} ms after ${WARM_UP_CPU_NS / 1e6} ms of warm-up): ` +
       `median (range) of ${ROUNDS} fresh processes in alternating order; every decision an admission (limit ` +
@@ -348,6 +351,16 @@ async function main() {
   for (const { name, target, measured } of targets) {
     console.log(`- ${name}: ${measured.toFixed(2)}× (${measured >= target ? 'met' : 'missed'})`);
   }
+  // What no store built on a Map can pass: the floor looks a key up once and reads the clock.
+  const ceiling = (shape) => {
+    const floor = rounds('floor', shape);
+    return rounds('rlf-sync', shape).map((theirs, i) => theirs / floor[i]);
+  };
+  console.log(
+    '\nCeiling of a store on a `Map`: the synchronous consume() body ÷ the floor (Map get + set + ' +
+      `performance.now()), round by round: 1 hot key ${spread(ceiling('1:seq'), 2)}×, ${formatInteger(KEYS)} ` +
+      `random keys ${spread(ceiling(`${KEYS}:random`), 2)}×.`,
+  );
 
   console.log(
     `\nBytes per key: (heap used + array buffers) after − before deciding ${formatInteger(KEYS)} keys once, ` +
@@ -421,10 +434,17 @@ async function main() {
         { excludingKeyStrings: bytes(name, 'excl'), includingKeyStrings: bytes(name, 'incl') },
       ]),
     ),
+    ceilingOverFloor: Object.fromEntries(SHAPES.map((shape) => [shape.id, median(ceiling(shape.id))])),
     targets: {
       speedups: targets,
       bytesPerKeyExcludingKeyString: { target: 48, measured: sluiceBytes },
     },
   });
   console.log(`Saved ${path}\n`);
+}
+
+function formatLoad() {
+  return loadavg()
+    .map((n) => n.toFixed(2))
+    .join(', ');
 }

@@ -117,8 +117,12 @@ export interface SyncLimiter extends Limiter {
 /** Milliseconds on a clock that never goes backwards. */
 export type Clock = () => number;
 
+const loadedPerformance = performance;
+
 /**
- * The default local clock: monotonic, immune to wall-clock steps.
+ * The default local clock: monotonic, immune to wall-clock steps. It reads the `performance`
+ * object present when Sluice loaded (looking the global up costs a getter call per reading);
+ * to follow a `performance` replaced later, such as by fake timers, pass `() => performance.now()`.
  * @example
  * ```ts
  * import { createMemoryLimiter, gcra, monotonicClock } from 'sluice';
@@ -127,7 +131,7 @@ export type Clock = () => number;
  * const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1_000 }), clock: monotonicClock });
  * ```
  */
-export const monotonicClock: Clock = () => performance.now();
+export const monotonicClock: Clock = () => loadedPerformance.now();
 
 /**
  * The latest clock reading a limiter accepts: 2^52 µs (about the year 2112 on an epoch clock),

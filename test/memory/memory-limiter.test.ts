@@ -62,7 +62,7 @@ describe('bounded memory store', () => {
       expect(limiter.size).toBeLessThanOrEqual(2);
       return decision.allowed;
     });
-    // The second A is denied (A still held); A was evicted by C, so the last A starts fresh.
+    // The second A is denied (A still held); A was evicted by then, so the last A starts fresh.
     expect(allowed).toEqual([true, false, true, true, true, true, true]);
     expect(limiter.limitSync('E').allowed).toBe(false);
   });
@@ -153,6 +153,28 @@ describe('per-decision work', () => {
   });
 });
 
+describe('the default clock', () => {
+  it('reads the performance object loaded with Sluice, not the global getter, on each decision', () => {
+    const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 1_000_000, periodMs: 1000 }), pruneIntervalMs: 0 });
+    const descriptor = Object.getOwnPropertyDescriptor(globalThis, 'performance');
+    let globalReads = 0;
+    const loaded = performance;
+    Object.defineProperty(globalThis, 'performance', {
+      configurable: true,
+      get: () => {
+        globalReads++;
+        return loaded;
+      },
+    });
+    try {
+      for (let i = 0; i < 100; i++) expect(limiter.limitSync('held').allowed).toBe(true);
+    } finally {
+      if (descriptor) Object.defineProperty(globalThis, 'performance', descriptor);
+    }
+    expect(globalReads).toBe(0);
+  });
+});
+
 describe('CLOCK eviction', () => {
   it('keeps a key used since the eviction hand last passed it, evicting an unused one', () => {
     const { limiter } = setup({ limit: 1, periodMs: 60_000, maxKeys: 3 });
@@ -163,6 +185,25 @@ describe('CLOCK eviction', () => {
     expect(limiter.size).toBe(3);
     expect(limiter.limitSync('B').allowed).toBe(false); // still held
     expect(limiter.limitSync('C').allowed).toBe(true); // evicted, so fresh
+  });
+});
+
+describe('CLOCK eviction under a flood', () => {
+  it('keeps a key used between every two arrivals of new keys through 20,000 evictions, resets and prunes', () => {
+    // One unit comes back every 3.6 ms: a flood key is fresh again 3.6 ms on, the hot key 30 min on.
+    const { limiter, at } = setup({ limit: 1_000_000, periodMs: 3_600_000, maxKeys: 1000 });
+    // Not first under the hand: the first eviction's full turn clears every mark, then takes the first key.
+    for (let i = -999; i < 0; i++) limiter.limitSync(`flood:${i}`);
+    limiter.limitSync('hot', { cost: 500_000 });
+    for (let i = 0; i < 20_000; i++) {
+      limiter.limitSync(`flood:${i}`);
+      if (i % 7 === 0) limiter.resetSync(`flood:${i - 3}`);
+      if (i % 5_000 === 4_999) at(i);
+      if (i % 5_000 === 4_999) expect(limiter.prune()).toBeGreaterThan(0);
+      expect(limiter.size).toBeLessThanOrEqual(1000);
+      // Still held: a fresh key would have 999,999 left.
+      expect(limiter.limitSync('hot').remaining).toBeLessThan(999_999);
+    }
   });
 });
 

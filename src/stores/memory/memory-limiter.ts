@@ -26,8 +26,9 @@ export interface MemoryLimiterOptions {
   algorithm: Algorithm;
   /**
    * Most keys held at once (keys are often attacker-controlled, so the store is bounded).
-   * When full, expired state goes first, then a key unused for a while (CLOCK, approximating
-   * least recently used), whose next request then starts fresh. Default 100,000.
+   * When full, expired state goes first, then a key not used since it went in or since the
+   * eviction hand last passed it (SIEVE, a CLOCK that lets a flood of keys seen once go before a
+   * key seen twice), whose next request then starts fresh. Default 100,000.
    */
   maxKeys?: number;
   /**
@@ -105,7 +106,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     options?.params === undefined ? algorithm : freshness.seen(algorithmFor(algorithm, options.params));
   // Decides for keys not in the table, so a denied stranger never takes a slot.
   const scratch = new Float64Array(growth ? growth.freshSize : width);
-  const stateOf = (slot: number): Float64Array => (growth ? (table.own(slot) as Float64Array) : table.state);
+  const stateOf = (slot: number): Float64Array => (growth ? (table.own(slot) as Float64Array) : table.state());
   const offsetOf = (slot: number): number => slot * width;
 
   // Decides `cost` for `key` under `core` at `nowMs`; `slot` is its slot, -1 for a stranger
@@ -114,12 +115,12 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     ? (key: string, slot: number, cost: number, nowMs: number, core: Algorithm): Decision =>
         decideGrowing(core, core.growth ?? growth, table, scratch, key, slot, cost, nowMs)
     : (key: string, slot: number, cost: number, nowMs: number, core: Algorithm): Decision => {
-        if (slot !== -1) return core.decide(table.state, slot * width, nowMs, cost, true);
+        if (slot !== -1) return core.decide(table.state(), slot * width, nowMs, cost, true);
         scratch.fill(0);
         const decision = core.decide(scratch, 0, nowMs, cost, true);
         if (decision.allowed && cost > 0) {
-          const inserted = table.insert(key, nowMs); // may grow the table, replacing `table.state`
-          table.state.set(scratch, inserted * width);
+          const inserted = table.insert(key, nowMs); // may grow the table, replacing `table.state()`
+          table.state().set(scratch, inserted * width);
         }
         return decision;
       };
@@ -149,7 +150,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
   // One size check per decision while no key is blocked. A blocked partial request waits as a
   // denied one does, for one unit.
   const blockedSync = (key: string, cost: number, core: Algorithm, partial: boolean): Decision | undefined => {
-    if (blocks.size === 0) return undefined;
+    if (blocks.size() === 0) return undefined;
     const nowMs = readClock(clock);
     const leftMs = blocks.leftMs(key, nowMs);
     if (leftMs === 0) return undefined;
@@ -197,7 +198,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
         const slot = table.find(key);
         if (slot !== -1) return slot;
         const inserted = table.insert(key, nowMs);
-        table.state.fill(0, offsetOf(inserted), offsetOf(inserted) + width);
+        table.state().fill(0, offsetOf(inserted), offsetOf(inserted) + width);
         return inserted;
       };
   // Only fixed-size states take a charge (the algorithms with a refund).
@@ -208,7 +209,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     const nowMs = readClock(clock);
     if (charge === undefined || units === 0) return;
     const slot = slotWithRoom(key, units, nowMs);
-    charge(table.state, offsetOf(slot), nowMs, units);
+    charge(table.state(), offsetOf(slot), nowMs, units);
   };
   const penalize = algorithm.charge ?? algorithm.penalty;
   const reward = refund ?? algorithm.reward;
