@@ -89,10 +89,34 @@ export function orDefault<T>(value: T | undefined, fallback: T): T {
   return value === undefined ? fallback : value;
 }
 
-/** Throws {@link ConfigError} unless `value` is an object (an options bag); returns it. */
-export function requireOptions<T extends object>(name: string, value: T | undefined): T {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
-  throw new ConfigError(`${name} must be an options object, got ${describe(value)}`);
+/**
+ * Every option name of `T`, each `true`: written as a literal of this type, the compiler checks
+ * the list is complete and has no name `T` lacks, so it cannot drift from the options interface.
+ */
+export type OptionNames<T> = { readonly [K in keyof Required<T>]: true };
+
+/**
+ * Throws {@link ConfigError} unless `value` is an object (an options bag) and, when `known` is
+ * given, every name in it is one of `known`'s; returns it. A misspelt option (`trustproxy`) is
+ * otherwise silently its default, which for a limiter is often the unsafe one.
+ */
+export function requireOptions<T extends object>(name: string, value: T | undefined, known?: OptionNames<T>): T {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(`${name} must be an options object, got ${describe(value)}`);
+  }
+  if (known !== undefined) {
+    for (const option of Object.keys(value)) {
+      if (!Object.hasOwn(known, option)) throw new ConfigError(unknownOption(name, option, Object.keys(known)));
+    }
+  }
+  return value;
+}
+
+function unknownOption(name: string, option: string, known: readonly string[]): string {
+  const lower = option.toLowerCase();
+  const meant = known.find((candidate) => candidate.toLowerCase() === lower);
+  const hint = meant === undefined ? `known options: ${known.join(', ')}` : `did you mean '${meant}'?`;
+  return `${name}: unknown option '${option}' (${hint})`;
 }
 
 /** Throws {@link ConfigError} unless `value` is a function (or `undefined` when `optional`). */

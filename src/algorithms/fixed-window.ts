@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import { requireInteger, requireOptions } from '../validate.js';
+import { type OptionNames, requireInteger, requireOptions } from '../validate.js';
 import { paramsResolver } from './params.js';
 import { share } from './share.js';
 import type { Algorithm } from './types.js';
@@ -13,6 +13,8 @@ export interface FixedWindowOptions {
 }
 
 const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
+
+const FIXED_WINDOW_OPTION_NAMES: OptionNames<FixedWindowOptions> = { limit: true, windowMs: true };
 
 /**
  * Fixed window: one counter per window of `windowMs`; a request of cost c is admitted when the
@@ -43,7 +45,7 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  * ```
  */
 export function fixedWindow(options: FixedWindowOptions): Algorithm {
-  requireOptions('fixedWindow options', options);
+  requireOptions('fixedWindow options', options, FIXED_WINDOW_OPTION_NAMES);
   const limit = requireInteger('limit', options.limit);
   const windowMs = requireInteger('windowMs', options.windowMs, 1, MAX_PERIOD_MS);
 

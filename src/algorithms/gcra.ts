@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
-import { orDefault, requireInteger, requireOptions } from '../validate.js';
+import { type OptionNames, orDefault, requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv, floorDiv } from './integer.js';
 import { paramsResolver } from './params.js';
 import { share } from './share.js';
@@ -17,6 +17,8 @@ export interface GcraOptions {
 }
 
 const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
+
+const GCRA_OPTION_NAMES: OptionNames<GcraOptions> = { limit: true, periodMs: true, burst: true };
 
 /**
  * GCRA, the Generic Cell Rate Algorithm (ITU-T I.371, virtual scheduling form): the default.
@@ -48,7 +50,7 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  * ```
  */
 export function gcra(options: GcraOptions): Algorithm {
-  requireOptions('gcra options', options);
+  requireOptions('gcra options', options, GCRA_OPTION_NAMES);
   const limit = requireInteger('limit', options.limit);
   const periodMs = requireInteger('periodMs', options.periodMs, 1, MAX_PERIOD_MS);
   const burst = requireInteger('burst', orDefault(options.burst, limit));

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
-import { requireInteger, requireOptions } from '../validate.js';
+import { type OptionNames, requireInteger, requireOptions } from '../validate.js';
 import { floorDiv } from './integer.js';
 import { paramsResolver } from './params.js';
 import { spendHeld } from './partial.js';
@@ -16,6 +16,8 @@ export interface SlidingWindowCounterOptions {
 }
 
 const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
+
+const SLIDING_WINDOW_COUNTER_OPTION_NAMES: OptionNames<SlidingWindowCounterOptions> = { limit: true, windowMs: true };
 
 /**
  * Sliding window counter (the approximation Cloudflare described in 2017): two fixed-window
@@ -55,7 +57,7 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  * ```
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): Algorithm {
-  requireOptions('slidingWindowCounter options', options);
+  requireOptions('slidingWindowCounter options', options, SLIDING_WINDOW_COUNTER_OPTION_NAMES);
   const limit = requireInteger('limit', options.limit);
   const windowMs = requireInteger('windowMs', options.windowMs, 1, MAX_PERIOD_MS);
   if (!Number.isSafeInteger((limit + 1) * windowMs)) {

@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import { requireInteger, requireOptions } from '../validate.js';
+import { type OptionNames, requireInteger, requireOptions } from '../validate.js';
 import { paramsResolver } from './params.js';
 import { spendHeld } from './partial.js';
 import { share } from './share.js';
@@ -18,6 +18,8 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
 const MAX_LOG_LIMIT = 1_000_000;
 /** [length, head] before the ring. */
 const HEADER = 2;
+
+const SLIDING_WINDOW_LOG_OPTION_NAMES: OptionNames<SlidingWindowLogOptions> = { limit: true, windowMs: true };
 
 /**
  * Sliding window log: remembers the time of every admitted unit and admits a request of cost c
@@ -53,7 +55,7 @@ const HEADER = 2;
  * ```
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
-  requireOptions('slidingWindowLog options', options);
+  requireOptions('slidingWindowLog options', options, SLIDING_WINDOW_LOG_OPTION_NAMES);
   const limit = requireInteger('limit', options.limit, 1, MAX_LOG_LIMIT);
   const windowMs = requireInteger('windowMs', options.windowMs, 1, MAX_PERIOD_MS);
 

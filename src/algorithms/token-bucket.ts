@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
-import { requireInteger, requireOptions } from '../validate.js';
+import { type OptionNames, requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv } from './integer.js';
 import { paramsResolver } from './params.js';
 import { share } from './share.js';
@@ -17,6 +17,8 @@ export interface TokenBucketOptions {
 }
 
 const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
+
+const TOKEN_BUCKET_OPTION_NAMES: OptionNames<TokenBucketOptions> = { capacity: true, rate: true, periodMs: true };
 
 /**
  * Token bucket (Turner, 1986; the shaper of RFC 2697): a bucket of `capacity` tokens refilled
@@ -45,7 +47,7 @@ const MAX_PERIOD_MS = 10 * 365 * 24 * 3600 * 1000;
  * ```
  */
 export function tokenBucket(options: TokenBucketOptions): Algorithm {
-  requireOptions('tokenBucket options', options);
+  requireOptions('tokenBucket options', options, TOKEN_BUCKET_OPTION_NAMES);
   const capacity = requireInteger('capacity', options.capacity);
   const rate = requireInteger('rate', options.rate);
   const periodMs = requireInteger('periodMs', options.periodMs, 1, MAX_PERIOD_MS);

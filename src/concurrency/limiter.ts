@@ -1,6 +1,13 @@
 import { ConfigError } from '../errors.js';
 import { monotonicClock } from '../limiter.js';
-import { checkKey, orDefault, requireDurationMs, requireInteger, requireOptions } from '../validate.js';
+import {
+  checkKey,
+  type OptionNames,
+  orDefault,
+  requireDurationMs,
+  requireInteger,
+  requireOptions,
+} from '../validate.js';
 import { type Hold, openHold } from './hold.js';
 import { memoryHolds } from './memory-holds.js';
 import type { HoldStore } from './types.js';
@@ -45,6 +52,13 @@ export interface ConcurrencyLimiter {
   close(): Promise<void>;
 }
 
+const CONCURRENCY_LIMITER_OPTION_NAMES: OptionNames<ConcurrencyLimiterOptions> = {
+  limit: true,
+  holdMs: true,
+  store: true,
+  heartbeatMs: true,
+};
+
 /**
  * A concurrency (in-flight) limit: at most `limit` holds per key at once, each freed by
  * `release()` or, if its holder dies, by expiring `holdMs` after its last renewal. With
@@ -71,7 +85,7 @@ export interface ConcurrencyLimiter {
  * not a hold store.
  */
 export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): ConcurrencyLimiter {
-  requireOptions('createConcurrencyLimiter options', options);
+  requireOptions('createConcurrencyLimiter options', options, CONCURRENCY_LIMITER_OPTION_NAMES);
   const limit = requireInteger('limit', options.limit);
   const holdMs = requireDurationMs('holdMs', options.holdMs);
   const heartbeatMs = requireDurationMs('heartbeatMs', orDefault(options.heartbeatMs, 0), 0);

@@ -1,5 +1,5 @@
 import { type Clock, monotonicClock, readClock } from '../limiter.js';
-import { orDefault, requireFunction, requireInteger, requireOptions } from '../validate.js';
+import { type OptionNames, orDefault, requireFunction, requireInteger, requireOptions } from '../validate.js';
 import type { HoldAnswer, HoldStore } from './types.js';
 
 /** Options of {@link memoryHolds}. */
@@ -18,6 +18,8 @@ export interface MemoryHoldsOptions {
 /** Keys looked at, from the least recently used end, for one whose holds have all expired. */
 const EVICTION_SCAN = 16;
 
+const MEMORY_HOLDS_OPTION_NAMES: OptionNames<MemoryHoldsOptions> = { maxKeys: true, clock: true };
+
 /**
  * Holds in this process's memory: exact for one process (use {@link redisHolds} for a fleet).
  * Memory is bounded by `maxKeys` × the limiter's `limit` hold ids.
@@ -32,7 +34,7 @@ const EVICTION_SCAN = 16;
  * ```
  */
 export function memoryHolds(options: MemoryHoldsOptions = {}): HoldStore {
-  requireOptions('memoryHolds options', options);
+  requireOptions('memoryHolds options', options, MEMORY_HOLDS_OPTION_NAMES);
   const maxKeys = requireInteger('maxKeys', orDefault(options.maxKeys, 100_000));
   const clock = requireFunction('clock', orDefault(options.clock, monotonicClock));
   // key → (hold id → expiry ms); Map order is recency order, oldest first.

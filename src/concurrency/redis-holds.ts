@@ -2,7 +2,7 @@ import { StoreUnavailableError } from '../errors.js';
 import { toScriptClient } from '../stores/redis/client.js';
 import { checkPrefix, redisKeyName } from '../stores/redis/key-name.js';
 import { runScript } from '../stores/redis/script.js';
-import { orDefault, requireOptions } from '../validate.js';
+import { type OptionNames, orDefault, requireOptions } from '../validate.js';
 import { acquireScript, heldScript, renewOrReleaseScript } from './redis-scripts.js';
 import type { HoldStore } from './types.js';
 
@@ -17,6 +17,8 @@ export interface RedisHoldsOptions {
    */
   prefix?: string;
 }
+
+const REDIS_HOLDS_OPTION_NAMES: OptionNames<RedisHoldsOptions> = { client: true, prefix: true };
 
 /**
  * Holds in Redis, shared by every process using the same Redis and prefix: one sorted set per key
@@ -34,7 +36,7 @@ export interface RedisHoldsOptions {
  * ```
  */
 export function redisHolds(options: RedisHoldsOptions): HoldStore {
-  requireOptions('redisHolds options', options);
+  requireOptions('redisHolds options', options, REDIS_HOLDS_OPTION_NAMES);
   const client = toScriptClient(options.client);
   const prefix = checkPrefix(orDefault(options.prefix, 'sluice:holds:'));
   const redisKey = (key: string) => redisKeyName(prefix, key);

@@ -1,7 +1,14 @@
 import type { Decision } from '../decision.js';
 import { ConfigError, ReservationError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
-import { costOf, orDefault, requireDurationMs, requireFunction, requireOptions } from '../validate.js';
+import {
+  costOf,
+  type OptionNames,
+  orDefault,
+  requireDurationMs,
+  requireFunction,
+  requireOptions,
+} from '../validate.js';
 
 /** Options of {@link reserve}. */
 export interface ReserveOptions {
@@ -73,7 +80,7 @@ export async function reserve(
   estimate: number,
   options: ReserveOptions = {},
 ): Promise<Reserved> {
-  requireOptions('reserve options', options);
+  requireOptions('reserve options', options, RESERVE_OPTION_NAMES);
   const ttlMs = requireDurationMs('ttlMs', orDefault(options.ttlMs, 60_000));
   const clock = requireFunction('clock', orDefault(options.clock, monotonicClock));
   if (typeof limiter?.refund !== 'function') {
@@ -123,3 +130,4 @@ function openReservation(
   };
   return { key, estimate, settle, cancel: () => settle(0) } satisfies Reservation;
 }
+const RESERVE_OPTION_NAMES: OptionNames<ReserveOptions> = { ttlMs: true, clock: true };

@@ -2,6 +2,7 @@ import { ConfigError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import {
   MAX_TIMER_MS,
+  type OptionNames,
   optionalBoolean,
   orDefault,
   requireDurationMs,
@@ -63,9 +64,20 @@ export interface LeaseSettings {
   clock: Clock;
 }
 
+const LEASED_LIMITER_OPTION_NAMES: OptionNames<LeasedLimiterOptions> = {
+  remote: true,
+  leaseSize: true,
+  adaptive: true,
+  adaptiveDivisor: true,
+  returnIdleMs: true,
+  returnCheckIntervalMs: true,
+  maxKeys: true,
+  clock: true,
+};
+
 /** @throws {ConfigError} on any invalid option. */
 export function readLeaseOptions(options: LeasedLimiterOptions): LeaseSettings {
-  requireOptions('createLeasedLimiter options', options);
+  requireOptions('createLeasedLimiter options', options, LEASED_LIMITER_OPTION_NAMES);
   const remote = requireLimiter('remote', options.remote);
   const leaseSize = requireInteger('leaseSize', options.leaseSize, 1, remote.algorithm.limit);
   const adaptive = optionalBoolean('adaptive', options.adaptive, false);

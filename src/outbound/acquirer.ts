@@ -2,7 +2,7 @@ import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { emissionIntervalMs } from '../lease/remote-model.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
-import { checkKey, costOf, requireInteger } from '../validate.js';
+import { checkKey, costOf, type OptionNames, requireInteger, requireOptions } from '../validate.js';
 import { AcquirerClosedError, AcquireTimeoutError, CostOverLimitError, QueueFullError } from './errors.js';
 import {
   armDeadline,
@@ -132,6 +132,17 @@ export interface Acquirer {
   close(): void;
 }
 
+const ACQUIRER_OPTION_NAMES: OptionNames<AcquirerOptions> = {
+  maxQueueLength: true,
+  pace: true,
+  maxLatenessMs: true,
+  jitterMs: true,
+  unitCost: true,
+  followHigherRates: true,
+  pauses: true,
+  clock: true,
+};
+
 /**
  * Makes any {@link Limiter} (memory, Redis, leased, policy-wrapped) wait for quota.
  *
@@ -147,6 +158,7 @@ export interface Acquirer {
  * ```
  */
 export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}): Acquirer {
+  requireOptions('createAcquirer options', options, ACQUIRER_OPTION_NAMES);
   const maxQueueLength = requireInteger('maxQueueLength', options.maxQueueLength ?? 1000);
   const { algorithm } = limiter;
   if (options.pace !== undefined && typeof options.pace !== 'boolean') throw new ConfigError('pace must be a boolean');

@@ -1,4 +1,5 @@
 import type { Limiter } from '../limiter.js';
+import { type OptionNames, requireOptions } from '../validate.js';
 import { type Acquirer, createAcquirer } from './acquirer.js';
 import { learnFromUpstream, type UpstreamResponse } from './upstream.js';
 
@@ -40,6 +41,16 @@ function acquirerOf(limiter: Acquirer | Limiter): Acquirer {
   return acquirer;
 }
 
+const THROTTLE_OPTION_NAMES: OptionNames<ThrottleOptions<unknown[], unknown>> = {
+  limiter: true,
+  key: true,
+  cost: true,
+  maxWaitMs: true,
+  signal: true,
+  response: true,
+  errorResponse: true,
+};
+
 /**
  * Wraps an async function so every call first acquires its units (waiting, with the same
  * cancellation, deadline and errors as {@link Acquirer.acquire}), then runs. The wrapper has
@@ -64,6 +75,7 @@ export function throttle<A extends unknown[], R>(
   fn: (...args: A) => Promise<R>,
   options: ThrottleOptions<A, R>,
 ): (...args: A) => Promise<R> {
+  requireOptions('throttle options', options, THROTTLE_OPTION_NAMES);
   const acquirer = acquirerOf(options.limiter);
   const { key, cost, maxWaitMs, signal, response, errorResponse } = options;
   return async (...args: A): Promise<R> => {

@@ -2,7 +2,14 @@ import type { Algorithm } from '../algorithms/types.js';
 import type { Decision, DegradedReason, FailureMode } from '../decision.js';
 import { ConfigError, type StoreUnavailableError } from '../errors.js';
 import { type Clock, monotonicClock } from '../limiter.js';
-import { optionalBoolean, orDefault, requireDurationMs, requireFunction, requireOptions } from '../validate.js';
+import {
+  type OptionNames,
+  optionalBoolean,
+  orDefault,
+  requireDurationMs,
+  requireFunction,
+  requireOptions,
+} from '../validate.js';
 import { createWarner, type Warner, type WarningSink } from '../warnings.js';
 import { type Breaker, type BreakerOptions, createBreaker } from './breaker.js';
 import { createLocalFallback, type LocalFallback, type LocalFallbackOptions } from './fallback.js';
@@ -89,16 +96,30 @@ export interface PolicySettings {
 
 const MODES: readonly FailureMode[] = ['open', 'closed', 'fallback'];
 
+const BREAKER_OPTION_NAMES: OptionNames<BreakerOptions> = { failureThreshold: true, coolDownMs: true };
+const FALLBACK_OPTION_NAMES: OptionNames<LocalFallbackOptions> = { instances: true, algorithm: true, maxKeys: true };
+const FAILURE_POLICY_OPTION_NAMES: OptionNames<FailurePolicyOptions> = {
+  failure: true,
+  fallback: true,
+  deadlineMs: true,
+  breaker: true,
+  shadow: true,
+  onDegraded: true,
+  onShadowDeny: true,
+  onWarning: true,
+  clock: true,
+};
+
 /** @throws {ConfigError} on any invalid option, naming it. */
 export function readPolicyOptions(algorithm: Algorithm, options: FailurePolicyOptions): PolicySettings {
-  requireOptions('withFailurePolicy options', options);
+  requireOptions('withFailurePolicy options', options, FAILURE_POLICY_OPTION_NAMES);
   const clock = requireFunction('clock', orDefault(options.clock, monotonicClock));
   const deadlineMs = requireDurationMs('deadlineMs', orDefault(options.deadlineMs, 50));
-  const breaker = createBreaker(requireOptions('breaker', orDefault(options.breaker, {})), clock);
+  const breaker = createBreaker(requireOptions('breaker', orDefault(options.breaker, {}), BREAKER_OPTION_NAMES), clock);
   const fallback =
     options.fallback === undefined
       ? undefined
-      : createLocalFallback(algorithm, requireOptions('fallback', options.fallback), clock);
+      : createLocalFallback(algorithm, requireOptions('fallback', options.fallback, FALLBACK_OPTION_NAMES), clock);
   const modeOf = (mode: unknown): FailureMode => {
     if (!MODES.includes(mode as FailureMode)) throw new ConfigError(`failure must be one of ${MODES.join(', ')}`);
     if (mode === 'fallback' && !fallback) throw new ConfigError("failure 'fallback' needs the fallback option");

@@ -6,6 +6,7 @@ import type { Invalidations, Limiter } from '../limiter.js';
 import {
   checkKey,
   costOf,
+  type OptionNames,
   requireAlgorithm,
   requireFunction,
   requireInteger,
@@ -27,6 +28,12 @@ export interface ShardedLimiterOptions {
 }
 
 const MAX_SHARDS = 1024;
+
+const SHARDED_LIMITER_OPTION_NAMES: OptionNames<ShardedLimiterOptions> = {
+  algorithm: true,
+  shards: true,
+  create: true,
+};
 
 /**
  * Hot-key sharding: one key's limit split over k sub-keys `key#0 … key#(k−1)`, each holding
@@ -64,7 +71,7 @@ const MAX_SHARDS = 1024;
  * ```
  */
 export function createShardedLimiter(options: ShardedLimiterOptions): Limiter {
-  requireOptions('createShardedLimiter options', options);
+  requireOptions('createShardedLimiter options', options, SHARDED_LIMITER_OPTION_NAMES);
   const algorithm = requireAlgorithm('algorithm', options.algorithm);
   const shards = requireInteger('shards', options.shards, 2, MAX_SHARDS);
   const create = requireFunction('create', options.create);

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { createConcurrencyLimiter, memoryHolds } from '../../src/concurrency/index.js';
 import { ConfigError, InvalidKeyError } from '../../src/index.js';
 
-function setup(options: { limit: number; holdMs: number; heartbeatMs?: number; maxKeys?: number }) {
+function setup({ maxKeys, ...options }: { limit: number; holdMs: number; heartbeatMs?: number; maxKeys?: number }) {
   let nowMs = 1000;
-  const store = memoryHolds({ maxKeys: options.maxKeys, clock: () => nowMs });
+  const store = memoryHolds({ maxKeys, clock: () => nowMs });
   const limiter = createConcurrencyLimiter({ ...options, store });
   return { limiter, advance: (ms: number) => (nowMs += ms) };
 }

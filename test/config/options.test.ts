@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { createConcurrencyLimiter, memoryHolds, redisHolds, reserve } from '../../src/concurrency/index.js';
 import {
   ConfigError,
   createLeasedLimiter,
   createMemoryLimiter,
+  createShardedLimiter,
   fixedWindow,
   gcra,
   InvalidCostError,
@@ -10,6 +12,7 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '../../src/index.js';
+import { createAcquirer, throttle } from '../../src/outbound/index.js';
 import { withFailurePolicy } from '../../src/policy/index.js';
 import { createHeartbeat, createRedisLimiter } from '../../src/stores/redis/index.js';
 
@@ -84,6 +87,14 @@ describe('bad options are rejected at construction, naming the option (issue 12 
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(message);
   });
+
+  it('reserve rejects, charging nothing', async () => {
+    const limiter = memory();
+    await expect(reserve(limiter, 'k', 1, { ttl: 1 } as never)).rejects.toThrow(
+      /reserve options: unknown option 'ttl'/,
+    );
+    expect((await limiter.peek('k')).remaining).toBe(10);
+  });
 });
 
 describe('cost: null rejects with InvalidCostError instead of costing 1 (issue 12 item 6)', () => {
@@ -128,5 +139,55 @@ describe('a rate finer than the stores hold is a ConfigError that names the fine
     expect(bucket.limitSync('k', { cost: 10 }).allowed).toBe(true);
     expect(fixedWindow({ limit: 2 ** 31, windowMs: 1 }).limit).toBe(2 ** 31);
     expect(slidingWindowCounter({ limit: 2 ** 31, windowMs: 1 }).limit).toBe(2 ** 31);
+  });
+});
+
+describe('a misspelt or unknown option is a ConfigError naming it, not silently its default', () => {
+  const client = { evalsha: async () => 0, eval: async () => 0 };
+  const algorithm = gcra({ limit: 10, periodMs: 1000 });
+  // Each call passes one name the factory does not know, as plain JavaScript would.
+  it.each<[string, () => unknown, RegExp]>([
+    ['gcra burts', () => gcra({ limit: 1, periodMs: 1000, burts: 2 } as never), /gcra options: unknown option 'burts'/],
+    ['tokenBucket', () => tokenBucket({ capacity: 1, rate: 1, periodMs: 1, limit: 1 } as never), /'limit'/],
+    ['fixedWindow', () => fixedWindow({ limit: 1, windowMS: 1000 } as never), /did you mean 'windowMs'\?/],
+    ['slidingWindowLog', () => slidingWindowLog({ limit: 1, windowMs: 1, x: 1 } as never), /'x'/],
+    ['slidingWindowCounter', () => slidingWindowCounter({ limit: 1, windowMs: 1, x: 1 } as never), /'x'/],
+    ['memory maxkeys', () => createMemoryLimiter({ algorithm, maxkeys: 5 } as never), /did you mean 'maxKeys'\?/],
+    ['redis prefx', () => createRedisLimiter({ client, algorithm, prefx: 'x' } as never), /unknown option 'prefx'/],
+    [
+      'redis batch maxdecisions',
+      () => createRedisLimiter({ client, algorithm, batch: { maxdecisions: 2 } } as never),
+      /did you mean 'maxDecisions'\?/,
+    ],
+    ['heartbeat', () => createHeartbeat({ client, interval: 1000 } as never), /unknown option 'interval'/],
+    ['leased', () => createLeasedLimiter({ remote: memory(), leaseSize: 1, lease: 2 } as never), /'lease'/],
+    ['policy failOpen', () => withFailurePolicy(memory(), { failOpen: true } as never), /unknown option 'failOpen'/],
+    [
+      'policy breaker',
+      () => withFailurePolicy(memory(), { breaker: { threshold: 1 } } as never),
+      /breaker: unknown option 'threshold'/,
+    ],
+    ['sharded', () => createShardedLimiter({ algorithm, shards: 2, create: () => memory(), x: 1 } as never), /'x'/],
+    ['concurrency', () => createConcurrencyLimiter({ limit: 1, holdMS: 1000 } as never), /did you mean 'holdMs'\?/],
+    ['memoryHolds', () => memoryHolds({ maxkeys: 1 } as never), /did you mean 'maxKeys'\?/],
+    ['redisHolds', () => redisHolds({ client, prefx: 'x' } as never), /'prefx'/],
+    ['acquirer', () => createAcquirer(memory(), { maxQueue: 1 } as never), /unknown option 'maxQueue'/],
+    [
+      'throttle',
+      () => throttle(async () => 1, { limiter: memory(), key: 'k', maxwaitms: 1 } as never),
+      /did you mean 'maxWaitMs'\?/,
+    ],
+  ])('%s', (_name, build, message) => {
+    const error = thrownBy(build);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('reserve rejects, charging nothing', async () => {
+    const limiter = memory();
+    await expect(reserve(limiter, 'k', 1, { ttl: 1 } as never)).rejects.toThrow(
+      /reserve options: unknown option 'ttl'/,
+    );
+    expect((await limiter.peek('k')).remaining).toBe(10);
   });
 });

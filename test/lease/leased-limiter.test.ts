@@ -17,9 +17,16 @@ import { recordingRemote } from './support/recording-remote.js';
 const HOUR_MS = 3_600_000;
 const T = 36_000; // 100 per hour
 
-function setup(leaseSize: number, options: Partial<LeasedLimiterOptions> & { algorithm?: Algorithm } = {}) {
+function setup(
+  leaseSize: number,
+  {
+    algorithm = gcra({ limit: 100, periodMs: HOUR_MS }),
+    ...options
+  }: Partial<LeasedLimiterOptions> & {
+    algorithm?: Algorithm;
+  } = {},
+) {
   const clock = manualClock();
-  const algorithm = options.algorithm ?? gcra({ limit: 100, periodMs: HOUR_MS });
   const remote = recordingRemote(createMemoryLimiter({ algorithm, clock: clock.now, pruneIntervalMs: 0 }));
   const leased = createLeasedLimiter({ clock: clock.now, ...options, remote, leaseSize });
   return { clock, remote, leased };

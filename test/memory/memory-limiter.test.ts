@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ConfigError, createMemoryLimiter, gcra, InvalidKeyError } from '../../src/index.js';
 
-function setup(options: { limit: number; periodMs: number; burst?: number; maxKeys?: number }) {
+function setup({ maxKeys, ...rate }: { limit: number; periodMs: number; burst?: number; maxKeys?: number }) {
   let nowMs = 0;
   const limiter = createMemoryLimiter({
-    algorithm: gcra(options),
-    maxKeys: options.maxKeys,
+    algorithm: gcra(rate),
+    maxKeys,
     clock: () => nowMs,
     pruneIntervalMs: 0,
   });

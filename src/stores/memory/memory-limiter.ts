@@ -8,6 +8,7 @@ import { type Clock, monotonicClock, readClock, type SyncLimiter } from '../../l
 import {
   checkKey,
   costOf,
+  type OptionNames,
   orDefault,
   partialOf,
   requireAlgorithm,
@@ -63,6 +64,14 @@ export interface MemoryLimiter extends SyncLimiter {
   prune(): number;
 }
 
+const MEMORY_LIMITER_OPTION_NAMES: OptionNames<MemoryLimiterOptions> = {
+  algorithm: true,
+  maxKeys: true,
+  maxBytes: true,
+  clock: true,
+  pruneIntervalMs: true,
+};
+
 /**
  * A limiter whose state lives in this process: exact for one process, and `N ×` the limit
  * across N processes (use `sluice/redis` for a fleet). Its memory is bounded by `maxKeys` and
@@ -85,7 +94,7 @@ export interface MemoryLimiter extends SyncLimiter {
  * ```
  */
 export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimiter {
-  requireOptions('createMemoryLimiter options', options);
+  requireOptions('createMemoryLimiter options', options, MEMORY_LIMITER_OPTION_NAMES);
   const algorithm = requireAlgorithm('algorithm', options.algorithm);
   const maxKeys = requireInteger('maxKeys', orDefault(options.maxKeys, 100_000));
   const pruneIntervalMs = requireDurationMs('pruneIntervalMs', orDefault(options.pruneIntervalMs, 10_000), 0);

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { withDeadline } from '../../deadline.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
-import { orDefault, requireDurationMs, requireFunction, requireInteger, requireOptions } from '../../validate.js';
+import {
+  type OptionNames,
+  orDefault,
+  requireDurationMs,
+  requireFunction,
+  requireInteger,
+  requireOptions,
+} from '../../validate.js';
 import { toScriptClient } from './client.js';
 import { checkPrefix, redisKeyName } from './key-name.js';
 import { type ClientWrapper, runScript } from './script.js';
@@ -60,6 +67,18 @@ export interface Heartbeat {
   close(): Promise<void>;
 }
 
+const HEARTBEAT_OPTION_NAMES: OptionNames<HeartbeatOptions> = {
+  client: true,
+  wrapClient: true,
+  name: true,
+  prefix: true,
+  instanceId: true,
+  intervalMs: true,
+  ttlMs: true,
+  assumeInstances: true,
+  clock: true,
+};
+
 /**
  * Every instance beats into one sorted set (instance id → time of its last beat) every
  * `intervalMs`; the instances that beat within `ttlMs` are the live count N, used by the
@@ -86,7 +105,7 @@ export interface Heartbeat {
  * ```
  */
 export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
-  requireOptions('createHeartbeat options', options);
+  requireOptions('createHeartbeat options', options, HEARTBEAT_OPTION_NAMES);
   const raw = toScriptClient(options.client);
   const wrap = requireFunction('wrapClient', options.wrapClient, true);
   const client = wrap ? wrap(raw, 'heartbeat') : raw;

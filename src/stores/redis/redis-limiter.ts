@@ -7,6 +7,7 @@ import { type InvalidationChange, type Limiter, readClock } from '../../limiter.
 import {
   checkKey,
   costOf,
+  type OptionNames,
   optionalBoolean,
   orDefault,
   partialOf,
@@ -89,6 +90,18 @@ export interface RedisLimiterOptions {
   onWarning?: WarningSink;
 }
 
+const BATCH_OPTION_NAMES: OptionNames<BatchOptions> = { maxDecisions: true, bySlot: true, byNode: true };
+const REDIS_LIMITER_OPTION_NAMES: OptionNames<RedisLimiterOptions> = {
+  client: true,
+  algorithm: true,
+  prefix: true,
+  clock: true,
+  batch: true,
+  wrapClient: true,
+  subscriber: true,
+  onWarning: true,
+};
+
 /**
  * A limiter whose state lives in Redis: one atomic Lua script and one round trip per decision,
  * exact across every process that shares the Redis and the prefix. Every write sets a TTL
@@ -114,7 +127,7 @@ export interface RedisLimiterOptions {
  * ```
  */
 export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
-  requireOptions('createRedisLimiter options', options);
+  requireOptions('createRedisLimiter options', options, REDIS_LIMITER_OPTION_NAMES);
   const wrap = requireFunction('wrapClient', options.wrapClient, true);
   const clients = clientsOf(toScriptClient(options.client), wrap);
   const algorithm = requireAlgorithm('algorithm', options.algorithm);
@@ -290,7 +303,8 @@ function batcherOf(
 ): Batcher<Decision> | undefined {
   const { batch } = options;
   if (batch === undefined || batch === false) return undefined;
-  const settings: BatchOptions = batch === true ? {} : requireOptions('batch (a boolean or BatchOptions)', batch);
+  const settings: BatchOptions =
+    batch === true ? {} : requireOptions('batch (a boolean or BatchOptions)', batch, BATCH_OPTION_NAMES);
   const bySlot = optionalBoolean('batch.bySlot', settings.bySlot, isClusterClient(options.client));
   const byNode = optionalBoolean('batch.byNode', settings.byNode, false);
   const nodes = byNode ? clusterNodesOf(options.client) : undefined;
