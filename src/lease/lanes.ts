@@ -97,13 +97,14 @@ function createLane(
     nowMs,
     expire: (state, atMs) => expire(state, atMs, model, counters),
   });
+  // A lease never asks for more than the lane's limit: one lease bounds what a change of numbers strands.
+  const leaseSize = Math.min(settings.leaseSize, algorithm.limit);
   const context: LeaseContext = {
     remote,
     params,
     model,
     counters,
-    // A lease never asks for more than the lane's limit: one lease bounds what a change of numbers strands.
-    leaseSize: Math.min(settings.leaseSize, algorithm.limit),
+    leaseSize,
     adaptiveDivisor: settings.adaptiveDivisor,
     // With lease return on, other instances may give units back while this one caches a refusal:
     // it asks again after at most returnIdleMs, so returned units reach it within that time.

@@ -6,7 +6,7 @@ import { followInvalidations } from './invalidation.js';
 import { createKeyState, type KeyState, observe } from './key-state.js';
 import type { KeyTable } from './key-table.js';
 import { createLanes, type Lane, type Lanes } from './lanes.js';
-import { takeLease, waitForLease } from './lease-queue.js';
+import { enqueue } from './lease-queue.js';
 import { decideLocally, expire, peekLocally } from './local-decision.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
 import { chargeUnits, refundUnits } from './refund.js';
@@ -45,7 +45,8 @@ export interface LeasedLimiter extends Limiter {
  *    exactly the shortfall; if refused again, the refusal is cached until the remote's
  *    retry-after and later requests needing at least as much are denied without a remote call.
  * 4. One lease in flight per key: concurrent callers queue (FIFO) and are served from the block
- *    that arrives; other keys never wait.
+ *    that arrives; when it runs short, one call asks for the whole queue's demand (not one round
+ *    trip per caller); other keys never wait.
  * 5. Leases expire lease size × T after they are asked for (T = emission interval), and each
  *    unit earlier, as soon as the remote has regenerated its slot.
  * 6. `leaseSize: 1` answers exactly as the remote alone would, with fewer calls only for
@@ -127,11 +128,11 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
         checkKey(key);
         cost = costOf(limitOptions);
         lane = laneOf(lanes, key, limitOptions);
-        if (lane !== undefined && partialOf(limitOptions)) return lane.partially(key, lane.table.get(key), cost);
+        if (lane === undefined) return unleased(remote, counters, key, limitOptions);
+        if (partialOf(limitOptions)) return lane.partially(key, lane.table.get(key), cost);
       } catch (error) {
         return Promise.reject(error);
       }
-      if (lane === undefined) return unleased(remote, counters, key, limitOptions);
       return limitKey(lane.context, lane.table, key, cost);
     },
     async peek(key, peekOptions) {
@@ -244,8 +245,7 @@ function limitKey(context: LeaseContext, table: KeyTable, key: string, cost: num
     }
   }
   table.touch(key, state, atMs);
-  const queue = state.queue;
-  return queue === undefined ? takeLease(context, key, state, cost) : waitForLease(context, queue, cost);
+  return enqueue(context, key, state, cost);
 }
 
 /** `peek`: from the held units or a cached refusal, else the remote's peek plus the held units. */
