@@ -6,9 +6,11 @@ import { createKeyTable, type KeyTable } from './key-table.js';
 import { answer, expire } from './local-decision.js';
 import type { LeaseSettings } from './options.js';
 import { createPartialAdmission } from './partial.js';
+import { leaseWindowMs, passesThrough } from './pass-through.js';
 import type { LeaseContext } from './remote-lease.js';
 import { remoteModelOf } from './remote-model.js';
 import { createReturns } from './returns.js';
+import type { RoundTrip } from './round-trip.js';
 import type { LeaseCounters } from './stats.js';
 
 /** Distinct per-call parameter sets leased at once; calls under further ones go to the remote unleased. */
@@ -20,6 +22,8 @@ export interface Lane {
   readonly table: KeyTable;
   /** Partial admission (`partial: true`) of `cost` for a key of this lane. */
   partially(key: string, state: KeyState | undefined, cost: number): Promise<Decision>;
+  /** Whether this lane's leases would expire before they arrive, so calls go to the remote alone. */
+  passesThrough(): boolean;
 }
 
 /** Every lane of a leased limiter: the base one (no params) and one per set of per-call params. */
@@ -39,9 +43,14 @@ export interface Lanes {
   all(): Iterable<Lane>;
 }
 
-export function createLanes(settings: LeaseSettings, counters: LeaseCounters, nowMs: () => number): Lanes {
+export function createLanes(
+  settings: LeaseSettings,
+  counters: LeaseCounters,
+  nowMs: () => number,
+  roundTrip: RoundTrip,
+): Lanes {
   const { remote } = settings;
-  const base = createLane(settings, counters, nowMs, remote.algorithm, undefined);
+  const base = createLane(settings, counters, nowMs, roundTrip, remote.algorithm, undefined);
   const lanes = new Map<string, Lane>([[idOf(remote.algorithm), base]]);
   return {
     base,
@@ -51,7 +60,7 @@ export function createLanes(settings: LeaseSettings, counters: LeaseCounters, no
       const id = idOf(core);
       let lane = lanes.get(id);
       if (lane === undefined && lanes.size < MOST_LANES) {
-        lane = createLane(settings, counters, nowMs, core, params);
+        lane = createLane(settings, counters, nowMs, roundTrip, core, params);
         lanes.set(id, lane);
       }
       return lane;
@@ -76,6 +85,7 @@ function createLane(
   settings: LeaseSettings,
   counters: LeaseCounters,
   nowMs: () => number,
+  roundTrip: RoundTrip,
   algorithm: Algorithm,
   params: AlgorithmParams | undefined,
 ): Lane {
@@ -114,8 +124,11 @@ function createLane(
       return remote.invalidations?.live === false ? 0 : refusalTrustMs;
     },
     returns,
+    roundTrip,
     nowMs,
+    clock: settings.clock,
   };
+  const windowMs = leaseWindowMs(leaseSize, model.intervalMs);
   const partially = createPartialAdmission({
     remote,
     params,
@@ -125,5 +138,5 @@ function createLane(
     expire: (state, atMs) => expire(state, atMs, model, counters),
     answer: (state, atMs, allowed, retryAfterMs) => answer(model, state, atMs, allowed, retryAfterMs),
   });
-  return { context, table, partially };
+  return { context, table, partially, passesThrough: () => passesThrough(windowMs, roundTrip) };
 }

@@ -9,8 +9,10 @@ import { createLanes, type Lane, type Lanes } from './lanes.js';
 import { enqueue } from './lease-queue.js';
 import { decideLocally, expire, peekLocally } from './local-decision.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
+import { createPassThrough } from './pass-through.js';
 import { chargeUnits, refundUnits } from './refund.js';
 import type { LeaseContext } from './remote-lease.js';
+import { createRoundTrip } from './round-trip.js';
 import { createCounters, type LeaseStats } from './stats.js';
 
 /** A {@link Limiter} that serves from quota leased in blocks from its remote. */
@@ -47,6 +49,9 @@ export interface LeasedLimiter extends Limiter {
  * 4. One lease in flight per key: concurrent callers queue (FIFO) and are served from the block
  *    that arrives; when it runs short, one call asks for the whole queue's demand (not one round
  *    trip per caller); other keys never wait.
+ * 9. Pass-through: when a lease's units would all expire before a round trip brings them
+ *    (leaseSize × T, less the 1 ms a whole-ms reset can hide, ≤ the measured round trip), calls
+ *    go straight to the remote, leasing nothing.
  * 5. Leases expire lease size × T after they are asked for (T = emission interval), and each
  *    unit earlier, as soon as the remote has regenerated its slot.
  * 6. `leaseSize: 1` answers exactly as the remote alone would, with fewer calls only for
@@ -97,7 +102,9 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   const { remote, returnIdleMs, returnCheckIntervalMs, clock } = settings;
   const counters = createCounters();
   const nowMs = () => Math.floor(clock());
-  const lanes = createLanes(settings, counters, nowMs);
+  const roundTrip = createRoundTrip();
+  const lanes = createLanes(settings, counters, nowMs, roundTrip);
+  const passThrough = createPassThrough(remote, counters, clock, roundTrip);
   const returnEvery = async (take: (lane: Lane) => Promise<number>): Promise<number> =>
     (await Promise.all([...lanes.all()].map(take))).reduce((sum, units) => sum + units, 0);
   const tables = () => Array.from(lanes.all(), (lane) => lane.table);
@@ -119,7 +126,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       const cost = costOf(limitOptions);
       if (partialOf(limitOptions)) return undefined; // `limit` decides it
       const lane = laneOf(lanes, key, limitOptions);
-      return lane && tryLocally(lane.context, lane.table, key, cost);
+      return lane && !lane.passesThrough() ? tryLocally(lane.context, lane.table, key, cost) : undefined;
     },
     limit(key, limitOptions) {
       let cost: number;
@@ -129,6 +136,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
         cost = costOf(limitOptions);
         lane = laneOf(lanes, key, limitOptions);
         if (lane === undefined) return unleased(remote, counters, key, limitOptions);
+        if (lane.passesThrough()) return passThrough(key, limitOptions);
         if (partialOf(limitOptions)) return lane.partially(key, lane.table.get(key), cost);
       } catch (error) {
         return Promise.reject(error);
@@ -138,7 +146,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     async peek(key, peekOptions) {
       checkKey(key);
       const lane = laneOf(lanes, key, peekOptions);
-      if (lane === undefined) return remote.peek(key, peekOptions);
+      if (lane === undefined || lane.passesThrough()) return remote.peek(key, peekOptions);
       return peekKey(lane.context, lane.table, key);
     },
     async reset(key) {
@@ -157,7 +165,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
           heldUnits += state.units;
         }
       }
-      return { ...counters, keys, heldUnits };
+      return { ...counters, keys, heldUnits, roundTripMs: roundTrip.estimateMs };
     },
     returnIdle: () => returnEvery((lane) => lane.context.returns.returnIdle()),
     close() {
@@ -175,7 +183,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     leased.refund = async (key, units, refundOptions) => {
       checkKey(key);
       const lane = laneOf(lanes, key, refundOptions);
-      if (lane === undefined) return remote.refund?.(key, units, refundOptions);
+      if (lane === undefined || lane.passesThrough()) return remote.refund?.(key, units, refundOptions);
       return refundUnits(lane.context, lane.table, key, units);
     };
   }

@@ -5,6 +5,7 @@ import { type KeyState, observe, recordLease, type Waiter } from './key-state.js
 import { answer, expire } from './local-decision.js';
 import type { RemoteModel } from './remote-model.js';
 import type { Returns } from './returns.js';
+import type { RoundTrip } from './round-trip.js';
 import { nextLeaseSize } from './sizing.js';
 import type { LeaseCounters } from './stats.js';
 
@@ -21,12 +22,23 @@ export interface LeaseContext {
   /** How long a cached refusal is trusted without asking again (`returnIdleMs`, or forever). */
   readonly refusalTrustMs: number;
   readonly returns: Returns;
+  /** The remote's round-trip time, fed by every call this lane makes. */
+  readonly roundTrip: RoundTrip;
+  /** Whole ms of the limiter's clock, for decisions. */
   nowMs(): number;
+  /** The limiter's clock unrounded, for timing round trips. */
+  clock(): number;
 }
 
-function ask(context: LeaseContext, key: string, cost: number): Promise<Decision> {
+async function ask(context: LeaseContext, key: string, cost: number): Promise<Decision> {
   context.counters.remoteCalls++;
-  return context.remote.limit(key, context.params === undefined ? { cost } : { cost, params: context.params });
+  const startedMs = context.clock();
+  const reply = await context.remote.limit(
+    key,
+    context.params === undefined ? { cost } : { cost, params: context.params },
+  );
+  context.roundTrip.record(context.clock() - startedMs);
+  return reply;
 }
 
 /**
