@@ -43,6 +43,8 @@ export interface KeyState extends RemoteView {
   movedAtMs: number;
   /** Requests waiting on the lease in flight; undefined when none is. */
   queue: Waiter[] | undefined;
+  /** Calls passed straight to the remote and not settled yet (docs/leasing.md, "Pass-through"). */
+  passing: number;
 }
 
 /** A key nothing is known about yet. */
@@ -63,6 +65,7 @@ export function createKeyState(nowMs: number): KeyState {
     usedAtMs: nowMs,
     movedAtMs: nowMs,
     queue: undefined,
+    passing: 0,
   };
 }
 

@@ -22,8 +22,6 @@ export interface Lane {
   readonly table: KeyTable;
   /** Partial admission (`partial: true`) of `cost` for a key of this lane. */
   partially(key: string, state: KeyState | undefined, cost: number): Promise<Decision>;
-  /** Whether this lane's leases would expire before they arrive, so calls go to the remote alone. */
-  passesThrough(): boolean;
 }
 
 /** Every lane of a leased limiter: the base one (no params) and one per set of per-call params. */
@@ -109,6 +107,7 @@ function createLane(
   });
   // A lease never asks for more than the lane's limit: one lease bounds what a change of numbers strands.
   const leaseSize = Math.min(settings.leaseSize, algorithm.limit);
+  const windowMs = leaseWindowMs(leaseSize, model.intervalMs);
   const context: LeaseContext = {
     remote,
     params,
@@ -125,10 +124,10 @@ function createLane(
     },
     returns,
     roundTrip,
+    passesThrough: () => passesThrough(windowMs, roundTrip),
     nowMs,
     clock: settings.clock,
   };
-  const windowMs = leaseWindowMs(leaseSize, model.intervalMs);
   const partially = createPartialAdmission({
     remote,
     params,
@@ -138,5 +137,5 @@ function createLane(
     expire: (state, atMs) => expire(state, atMs, model, counters),
     answer: (state, atMs, allowed, retryAfterMs) => answer(model, state, atMs, allowed, retryAfterMs),
   });
-  return { context, table, partially, passesThrough: () => passesThrough(windowMs, roundTrip) };
+  return { context, table, partially };
 }

@@ -5,9 +5,10 @@ import { type LeaseContext, leaseFor } from './remote-lease.js';
 
 /*
  * One lease in flight per key. A request the key's units cannot serve joins the key's queue
- * (FIFO); the request that finds no lease in flight starts serving it. Each remote call asks for
- * what the whole queue needs when it is sent, not for its head alone, so the requests that queued
- * behind one round trip are served by the next one. Other keys never wait.
+ * (FIFO); the request that finds no lease in flight starts serving it, one microtask later, so
+ * the requests of the same turn join its call. Each remote call asks for what the whole queue
+ * needs when it is sent, not for its head alone, so the requests that queued behind one round
+ * trip are served by the next one. Other keys never wait.
  */
 
 /** Queues a request the key's held units cannot serve; the first to queue starts serving the key. */
@@ -21,7 +22,8 @@ export function enqueue(context: LeaseContext, key: string, state: KeyState, cos
     }
     const queue = [waiter];
     state.queue = queue;
-    void serve(context, key, state, queue);
+    // One microtask later: the requests for the key made in the same turn join the first call.
+    queueMicrotask(() => void serve(context, key, state, queue));
   });
 }
 

@@ -9,7 +9,7 @@ import { createLanes, type Lane, type Lanes } from './lanes.js';
 import { enqueue } from './lease-queue.js';
 import { decideLocally, expire, peekLocally } from './local-decision.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
-import { createPassThrough } from './pass-through.js';
+import { createPassThrough, type PassThrough } from './pass-through.js';
 import { chargeUnits, refundUnits } from './refund.js';
 import type { LeaseContext } from './remote-lease.js';
 import { createRoundTrip } from './round-trip.js';
@@ -51,7 +51,8 @@ export interface LeasedLimiter extends Limiter {
  *    trip per caller); other keys never wait.
  * 9. Pass-through: when a lease's units would all expire before a round trip brings them
  *    (leaseSize × T, less the 1 ms a whole-ms reset can hide, ≤ the measured round trip), calls
- *    go straight to the remote, leasing nothing.
+ *    lease nothing: they go straight to the remote, or, while the key has a call in flight, queue
+ *    behind it for one call that asks for exactly their demand.
  * 5. Leases expire lease size × T after they are asked for (T = emission interval), and each
  *    unit earlier, as soon as the remote has regenerated its slot.
  * 6. `leaseSize: 1` answers exactly as the remote alone would, with fewer calls only for
@@ -126,7 +127,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       const cost = costOf(limitOptions);
       if (partialOf(limitOptions)) return undefined; // `limit` decides it
       const lane = laneOf(lanes, key, limitOptions);
-      return lane && !lane.passesThrough() ? tryLocally(lane.context, lane.table, key, cost) : undefined;
+      return lane && !lane.context.passesThrough() ? tryLocally(lane.context, lane.table, key, cost) : undefined;
     },
     limit(key, limitOptions) {
       let cost: number;
@@ -136,7 +137,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
         cost = costOf(limitOptions);
         lane = laneOf(lanes, key, limitOptions);
         if (lane === undefined) return unleased(remote, counters, key, limitOptions);
-        if (lane.passesThrough()) return passThrough(key, limitOptions);
+        if (lane.context.passesThrough()) return passKey(lane, passThrough, key, limitOptions, cost);
         if (partialOf(limitOptions)) return lane.partially(key, lane.table.get(key), cost);
       } catch (error) {
         return Promise.reject(error);
@@ -146,7 +147,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     async peek(key, peekOptions) {
       checkKey(key);
       const lane = laneOf(lanes, key, peekOptions);
-      if (lane === undefined || lane.passesThrough()) return remote.peek(key, peekOptions);
+      if (lane === undefined || lane.context.passesThrough()) return remote.peek(key, peekOptions);
       return peekKey(lane.context, lane.table, key);
     },
     async reset(key) {
@@ -183,7 +184,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     leased.refund = async (key, units, refundOptions) => {
       checkKey(key);
       const lane = laneOf(lanes, key, refundOptions);
-      if (lane === undefined || lane.passesThrough()) return remote.refund?.(key, units, refundOptions);
+      if (lane === undefined || lane.context.passesThrough()) return remote.refund?.(key, units, refundOptions);
       return refundUnits(lane.context, lane.table, key, units);
     };
   }
@@ -223,6 +224,34 @@ function unleased(
   counters.requests++;
   counters.remoteCalls++;
   return remote.limit(key, options);
+}
+
+/**
+ * A call on a lane whose leases would expire before a round trip: straight to the remote, unless
+ * the key has a call in flight; then it queues behind it, and one call asks for exactly the
+ * queue's demand (rule 4, no spare units), so a hot key's concurrent callers share round trips.
+ */
+function passKey(
+  lane: Lane,
+  passThrough: PassThrough,
+  key: string,
+  options: LimitOptions | undefined,
+  cost: number,
+): Promise<Decision> {
+  if (partialOf(options)) return passThrough(key, options);
+  const { table, context } = lane;
+  let state = table.get(key);
+  if (state !== undefined && (state.queue !== undefined || state.passing > 0))
+    return enqueue(context, key, state, cost);
+  if (state === undefined) {
+    state = createKeyState(context.nowMs());
+    table.add(key, state);
+  }
+  const passing = state;
+  passing.passing++;
+  return passThrough(key, options).finally(() => {
+    passing.passing--;
+  });
 }
 
 /** The decision for a key heard from and without a lease in flight, when no remote call is needed. */

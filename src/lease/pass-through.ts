@@ -5,8 +5,9 @@ import type { LeaseCounters } from './stats.js';
 
 /*
  * Pass-through: a lease is worth taking only if some of its units are still spendable when it
- * arrives. When they would all have expired on the way, a leased limiter hands calls straight to
- * its remote, at the remote's own cost (docs/leasing.md, "Pass-through").
+ * arrives. When they would all have expired on the way, a leased limiter leases nothing: it hands
+ * a call straight to its remote, at the remote's own cost, or queues it behind the key's call in
+ * flight for one call that asks for exactly the queue's demand (docs/leasing.md, "Pass-through").
  */
 
 /** Sample one pass-through call in this many, so the round-trip estimate follows the remote. */
@@ -31,13 +32,16 @@ export function passesThrough(windowMs: number, roundTrip: RoundTrip): boolean {
   return windowMs <= roundTrip.estimateMs;
 }
 
+/** A call handed straight to the remote. */
+export type PassThrough = (key: string, options: LimitOptions | undefined) => Promise<Decision>;
+
 /** The calls a leased limiter passes to its remote; one in {@link SAMPLE_EVERY} is timed. */
 export function createPassThrough(
   remote: Limiter,
   counters: LeaseCounters,
   clock: () => number,
   roundTrip: RoundTrip,
-): (key: string, options: LimitOptions | undefined) => Promise<Decision> {
+): PassThrough {
   let calls = 0;
   return (key, options) => {
     counters.requests++;

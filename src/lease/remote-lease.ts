@@ -24,6 +24,8 @@ export interface LeaseContext {
   readonly returns: Returns;
   /** The remote's round-trip time, fed by every call this lane makes. */
   readonly roundTrip: RoundTrip;
+  /** Whether a lease's units would expire before a round trip: then a call asks for its demand alone. */
+  passesThrough(): boolean;
   /** Whole ms of the limiter's clock, for decisions. */
   nowMs(): number;
   /** The limiter's clock unrounded, for timing round trips. */
@@ -78,12 +80,14 @@ export async function leaseFor(
   if (!state.anchored && state.units > 0) return confirm(context, key, state, cost, askedAtMs);
   if (cost === 0 || cost > model.limit) return [await report(context, key, state, cost, askedAtMs)];
   const batch = batchOf(queue, model.limit);
-  let shortfall = batch.demand - state.units;
+  const shortfall = batch.demand - state.units;
   const heard = state.anchored ? model.remainingAt(state, askedAtMs) : undefined;
   // Asking again before a refusal's retry-after only looks for units other instances returned:
   // the shortfall, not a lease the remote said it cannot grant.
   const probing = state.deniedUnits > 0 && askedAtMs < state.deniedUntilMs;
-  let units = probing ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
+  // Spare units that would expire on the way are not asked for: the call is for the demand alone.
+  const exact = probing || context.passesThrough();
+  let units = exact ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
   const { epoch } = state;
   let reply = await ask(context, key, units);
   if (!reply.allowed && !reply.degraded && units > cost - state.units) {
@@ -91,11 +95,11 @@ export async function leaseFor(
     askedAtMs = nowMs();
     expire(state, askedAtMs, model, counters);
     const headShortfall = cost - state.units;
-    shortfall = batch.demand - state.units;
-    // An exact model's refusal says what the remote holds; a probe asks for the head alone, so
-    // that a refusal racing other instances' spending ends in a decision.
-    const held = probing || !model.exact ? 0 : Math.min(shortfall, reply.remaining);
-    units = Math.max(headShortfall, held);
+    // An exact model's refusal says what the remote holds: ask for the requests that fits, whole.
+    // A probe asks for the head alone, so that a refusal racing other spenders ends in a decision.
+    const fits =
+      probing || !model.exact ? 0 : batchOf(queue, Math.min(model.limit, reply.remaining + state.units)).demand;
+    units = Math.max(headShortfall, fits - state.units);
     reply = await ask(context, key, units);
   }
   if (reply.degraded) return [reply];

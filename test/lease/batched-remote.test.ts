@@ -34,26 +34,38 @@ async function run(algorithm: Algorithm, leaseSize: number, calls: (leased: Leas
 }
 
 describe('leasing over a batched Redis limiter', () => {
-  it('a hot key at 1,000 in flight, leasing: one call per flush, 2 round trips', async () => {
+  it('a hot key at 1,000 in flight, leasing: one call for all of them, 1 round trip', async () => {
     const hot = await run(gcra({ limit: 10_000, periodMs: HOUR_MS }), 100, (leased) =>
       Array.from({ length: 1000 }, () => leased.limit('hot')),
     );
-    expect(hot).toMatchObject({ admitted: 1000, roundTrips: 2, stats: { remoteCalls: 2, passedThrough: 0 } });
+    expect(hot).toMatchObject({ admitted: 1000, roundTrips: 1, stats: { remoteCalls: 1, passedThrough: 0 } });
   });
 
-  it('200 keys × 5 callers at lease 2: the leases of one turn share script calls, 8 round trips for 1,000 decisions', async () => {
+  it('200 keys × 5 callers at lease 2: one call per key, the 200 of one turn in 4 round trips', async () => {
     const many = await run(gcra({ limit: 10_000, periodMs: HOUR_MS }), 2, (leased) =>
       Array.from({ length: 1000 }, (_, i) => leased.limit(`key:${i % 200}`)),
     );
-    // 200 first leases in one turn (4 calls of ≤ 64), then 200 calls for the queues (4 more).
-    expect(many).toMatchObject({ admitted: 1000, roundTrips: 8, stats: { remoteCalls: 400, leases: 400 } });
+    // Each key's 5 callers share one call for max(2, 5) units; the 200 calls share ⌈200 / 64⌉ script calls.
+    expect(many).toMatchObject({ admitted: 1000, roundTrips: 4, stats: { remoteCalls: 200, leasedUnits: 1000 } });
   });
 
-  it('passing through at 1e9/hour, lease 100: 1,000 in flight on a hot key are batched as by the Redis limiter alone', async () => {
+  it('passing through at 1e9/hour, lease 100: 1,000 in flight on a hot key, 1 round trip', async () => {
     const passed = await run(gcra({ limit: 1_000_000_000, periodMs: HOUR_MS }), 100, (leased) =>
       Array.from({ length: 1000 }, () => leased.limit('hot')),
     );
-    // ⌈1,000 / 64⌉ script calls, no lease.
+    // The first call goes straight to Redis; the 999 behind it queue, and one call asks for
+    // exactly their demand: both in the same flush, one script call (the batched limiter alone: 16).
+    expect(passed).toMatchObject({
+      admitted: 1000,
+      roundTrips: 1,
+      stats: { passedThrough: 1, leases: 1, leasedUnits: 999 },
+    });
+  });
+
+  it('passing through over many keys, one caller each: batched as by the Redis limiter alone', async () => {
+    const passed = await run(gcra({ limit: 1_000_000_000, periodMs: HOUR_MS }), 100, (leased) =>
+      Array.from({ length: 1000 }, (_, i) => leased.limit(`key:${i}`)),
+    );
     expect(passed).toMatchObject({ admitted: 1000, roundTrips: 16, stats: { passedThrough: 1000, leases: 0 } });
   });
 });
