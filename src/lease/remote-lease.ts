@@ -88,7 +88,7 @@ export async function leaseFor(
   // Spare units that would expire on the way are not asked for: the call is for the demand alone.
   const exact = probing || context.passesThrough();
   let units = exact ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
-  const { epoch } = state;
+  const { epoch, resets } = state;
   let reply = await ask(context, key, units);
   if (!reply.allowed && !reply.degraded && units > cost - state.units) {
     // A lease of 30 against 10 left must not refuse a request for 1.
@@ -106,7 +106,10 @@ export async function leaseFor(
   observe(state, askedAtMs, reply);
   const covered = units <= cost - state.units;
   // An invalidation heard while the call was out may postdate the reply: keep nothing from it.
-  if (state.epoch !== epoch) return unheld(context, key, state, queue, batch.size, askedAtMs, units, reply, covered);
+  if (state.epoch !== epoch) {
+    const dropped = state.resets !== resets;
+    return unheld(context, key, state, queue, batch.size, askedAtMs, units, reply, covered, dropped);
+  }
   if (!reply.allowed) {
     const refusal = refused(context, state, askedAtMs, units, reply);
     return covered ? [refusal] : [];
@@ -114,7 +117,12 @@ export async function leaseFor(
   return granted(context, key, state, queue, batch.size, askedAtMs, units, reply);
 }
 
-// A reply older than an invalidation answers its requests and leaves no lease, refusal or block behind.
+/**
+ * A reply asked for before an invalidation answers its requests and leaves no refusal or block
+ * behind. Its spare units are what the invalidation makes of held units (`forget`): dropped after
+ * a reset (admissions before it no longer count), else kept, and the key asks the remote once
+ * (cost 0) whether it is blocked before they are spent.
+ */
 function unheld(
   context: LeaseContext,
   key: string,
@@ -125,13 +133,15 @@ function unheld(
   units: number,
   reply: Decision,
   covered: boolean,
+  dropped: boolean,
 ): readonly Decision[] {
   if (!reply.allowed) {
     if (!covered) return [];
     return [{ ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) }];
   }
   const decisions = granted(context, key, state, queue, size, askedAtMs, units, reply);
-  state.units = 0;
+  if (dropped) state.units = 0;
+  else state.anchored = false;
   return decisions;
 }
 
