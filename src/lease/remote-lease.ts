@@ -61,8 +61,9 @@ function batchOf(queue: readonly Waiter[], limit: number): { size: number; deman
 
 /**
  * One remote call for the requests at the head of the key's queue: asks for max(lease size, the
- * shortfall of every request queued now); when refused, once more for what the refusal says the
- * remote holds (at least the head's shortfall, at most the queue's). Resolves to the decisions of
+ * shortfall of every request queued now; the shortfall alone while passing through); when refused,
+ * once more for the requests that fit in what the refusal says the remote holds (at least the
+ * head's shortfall). Resolves to the decisions of
  * the requests it served, in queue order: the head and those behind it the grant covers, the head
  * alone for a refusal, a report or a degraded reply, or none when the head must ask again (the
  * older units a lease was to top up expired meanwhile, or a refusal did not cover the head).
@@ -95,7 +96,7 @@ export async function leaseFor(
     askedAtMs = nowMs();
     expire(state, askedAtMs, model, counters);
     const headShortfall = cost - state.units;
-    // An exact model's refusal says what the remote holds: ask for the requests that fits, whole.
+    // An exact model's refusal says what the remote holds: ask for the requests that fit, whole.
     // A probe asks for the head alone, so that a refusal racing other spenders ends in a decision.
     const fits =
       probing || !model.exact ? 0 : batchOf(queue, Math.min(model.limit, reply.remaining + state.units)).demand;
@@ -105,7 +106,7 @@ export async function leaseFor(
   if (reply.degraded) return [reply];
   observe(state, askedAtMs, reply);
   const covered = units <= cost - state.units;
-  // An invalidation heard while the call was out may postdate the reply: keep nothing from it.
+  // An invalidation heard while the call was out may postdate the reply: keep no refusal from it.
   if (state.epoch !== epoch) {
     const dropped = state.resets !== resets;
     return unheld(context, key, state, queue, batch.size, askedAtMs, units, reply, covered, dropped);
