@@ -229,7 +229,7 @@ function unleased(
 /**
  * A call on a lane whose leases would expire before a round trip: straight to the remote, unless
  * the key has a call in flight; then it queues behind it, and one call asks for exactly the
- * queue's demand (rule 4, no spare units), so a hot key's concurrent callers share round trips.
+ * queue's demand (no spare units), so a hot key's concurrent callers share round trips.
  */
 function passKey(
   lane: Lane,

@@ -15,7 +15,7 @@ const SAMPLE_EVERY = 16;
 
 /**
  * How long a lease of `leaseSize` units, taken from a key with no backlog, has spendable units
- * after it was asked for, in ms: the lease lasts leaseSize × T (rule 5), and its units only until
+ * after it was asked for, in ms: the lease lasts leaseSize × T, and its units only until
  * the reply's reset, which the remote gives in whole ms rounded up, less the 1 ms held back to
  * keep it a lower bound (`recordLease`).
  */
