@@ -25,6 +25,20 @@ function slowed(inner: Limiter, clock: ManualClock, roundTripMs: () => number): 
   };
 }
 
+/**
+ * The Redis limiter alone and a leased limiter over another Redis limiter, side by side on one
+ * clock: 1e9/hour (T = 3.6 µs) with a burst of 50, so a lease of 50 is gone 0.18 ms after it was
+ * asked for.
+ */
+async function sideBySide() {
+  const clock = manualClock();
+  const algorithm = gcra({ limit: 1_000_000_000, periodMs: HOUR_MS, burst: 50 });
+  const plain = createRedisLimiter({ client: redis(0), algorithm, prefix: `plain:${++prefixes}:`, clock: clock.now });
+  const remote = createRedisLimiter({ client: redis(0), algorithm, prefix: `leased:${prefixes}:`, clock: clock.now });
+  await plain.limit('warm-up');
+  return { clock, plain, remote, leased: createLeasedLimiter({ remote, leaseSize: 50, clock: clock.now }) };
+}
+
 describe('the lease window', () => {
   it('is leaseSize × T, less what the whole-ms reset of a reply can hide', () => {
     expect(leaseWindowMs(100, 0.0036)).toBe(0); // 1e9/hour, lease 100: reset 1 ms, held back 1 ms
@@ -36,13 +50,7 @@ describe('the lease window', () => {
 
 describe('pass-through at a per-key rate whose leases expire before a round trip', () => {
   it('1e9/hour, lease 50 (0.18 ms of units): every call is one Redis call, decided as by the Redis limiter alone', async () => {
-    const clock = manualClock();
-    // T = 3.6 µs, burst 50: a lease of 50 is gone 0.18 ms after it was asked for.
-    const algorithm = gcra({ limit: 1_000_000_000, periodMs: HOUR_MS, burst: 50 });
-    const plain = createRedisLimiter({ client: redis(0), algorithm, prefix: `plain:${++prefixes}:`, clock: clock.now });
-    const remote = createRedisLimiter({ client: redis(0), algorithm, prefix: `leased:${prefixes}:`, clock: clock.now });
-    await plain.limit('warm-up');
-    const leased = createLeasedLimiter({ remote, leaseSize: 50, clock: clock.now });
+    const { clock, plain, leased } = await sideBySide();
     const costs = [1, 5, 0, 30, 20, 1, 51, 7];
     const expected: Decision[] = [];
     const actual: Decision[] = [];
@@ -73,12 +81,7 @@ describe('pass-through at a per-key rate whose leases expire before a round trip
   });
 
   it('concurrent callers of a key share round trips: the first goes straight, one call asks for the rest', async () => {
-    const clock = manualClock();
-    const algorithm = gcra({ limit: 1_000_000_000, periodMs: HOUR_MS, burst: 50 });
-    const plain = createRedisLimiter({ client: redis(0), algorithm, prefix: `plain:${++prefixes}:`, clock: clock.now });
-    const remote = createRedisLimiter({ client: redis(0), algorithm, prefix: `leased:${prefixes}:`, clock: clock.now });
-    await plain.limit('warm-up');
-    const leased = createLeasedLimiter({ remote, leaseSize: 50, clock: clock.now });
+    const { plain, remote, leased } = await sideBySide();
     // 80 calls against a burst of 50: both admit exactly 50 and leave the key empty.
     const costs = Array.from({ length: 80 }, () => 1);
     const admittedUnits = (decisions: Decision[]) =>
