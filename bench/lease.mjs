@@ -75,6 +75,13 @@ async function hit(kind) {
     remote: createMemoryLimiter({ algorithm: algorithm(), pruneIntervalMs: 0 }),
     leaseSize: 1,
   });
+  // 1e9 per hour: a lease of 100 lasts 0.36 ms, so every call passes through to the memory remote.
+  const fastRate = () => gcra({ limit: 1_000_000_000, periodMs: 3_600_000 });
+  const fastMemory = createMemoryLimiter({ algorithm: fastRate(), pruneIntervalMs: 0 });
+  const passing = createLeasedLimiter({
+    remote: createMemoryLimiter({ algorithm: fastRate(), pruneIntervalMs: 0 }),
+    leaseSize: 100,
+  });
   await leased.limit('hot');
   check(leased.tryLimit('hot')?.allowed === true, 'a lease hit is decided synchronously');
   check(memory.limitSync('hot').allowed, 'the memory limiter admits');
@@ -84,23 +91,29 @@ async function hit(kind) {
     limit: () => leased.limit('hot'),
     memoryAsync: () => memory.limit('hot'),
     passThrough: () => passThrough.limit('hot'),
+    fastMemoryAsync: () => fastMemory.limit('hot'),
+    passing: () => passing.limit('hot'),
   }[kind];
+  const awaited = ['limit', 'memoryAsync', 'passThrough', 'fastMemoryAsync', 'passing'];
   const loop = async (n) => {
     let admitted = 0;
     const started = process.hrtime.bigint();
-    if (kind === 'limit' || kind === 'memoryAsync' || kind === 'passThrough')
-      for (let i = 0; i < n; i++) admitted += (await run()).allowed ? 1 : 0;
+    if (awaited.includes(kind)) for (let i = 0; i < n; i++) admitted += (await run()).allowed ? 1 : 0;
     else for (let i = 0; i < n; i++) admitted += run()?.allowed ? 1 : 0;
     const ns = Number(process.hrtime.bigint() - started);
     check(admitted === n, `${kind}: every decision admitted`);
     return ns / n;
   };
   await loop(HIT_DECISIONS / 4);
-  return { decisions: HIT_DECISIONS, nsPerOp: await loop(HIT_DECISIONS), remoteCalls: leased.stats().remoteCalls };
+  const nsPerOp = await loop(HIT_DECISIONS);
+  check(passing.stats().leases === 0, 'at 1e9/hour and lease 100 every call passes through');
+  return { decisions: HIT_DECISIONS, nsPerOp, remoteCalls: leased.stats().remoteCalls };
 }
 
 const DIAL_VARIANTS = ['direct', ...LEASE_SIZES.map(String)].map((size) => `dial:${size}`);
-const HIT_VARIANTS = ['memory', 'tryLimit', 'limit', 'memoryAsync', 'passThrough'].map((kind) => `hit:${kind}`);
+const HIT_VARIANTS = ['memory', 'tryLimit', 'limit', 'memoryAsync', 'passThrough', 'fastMemoryAsync', 'passing'].map(
+  (kind) => `hit:${kind}`,
+);
 
 const variant = variantName();
 if (variant !== undefined) {
@@ -181,6 +194,8 @@ async function main(server) {
     ['lease hit, `await limit()`', 'hit:limit'],
     ['memory GCRA, `await limit()`', 'hit:memoryAsync'],
     ['leaseSize 1 over memory, `await limit()` (every call a remote call)', 'hit:passThrough'],
+    ['memory GCRA 1e9/hour, `await limit()`', 'hit:fastMemoryAsync'],
+    ['lease 100 over memory at 1e9/hour, `await limit()` (pass-through)', 'hit:passing'],
   ].map(([label, name]) => ({ label, name, median: of(hits, name, 'nsPerOp'), fastest: fastest(name) }));
   const [reference] = hitRows;
   console.log(

@@ -3,11 +3,13 @@
  * ioredis and on the same redis-server (started here on a free port): sequential latency,
  * throughput with 1,000 decisions in flight, Redis round trips and commands per decision
  * (INFO commandstats), and bytes per key (MEMORY USAGE, and used_memory over 100k keys).
+ * Then one hot key at 1,000 in flight and 1e9 per hour: the Redis limiter plain and batched,
+ * and leased over each, in the same run.
  */
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { gcra } from 'sluice';
+import { createLeasedLimiter, gcra } from 'sluice';
 import { createRedisLimiter } from 'sluice/redis';
 import { commandsBetween, readCommandStats, roundTripsBetween } from './lib/commandstats.mjs';
 import { environment, envOf, formatEnvironment } from './lib/environment.mjs';
@@ -25,6 +27,87 @@ const IN_FLIGHT = 1000;
 const THROUGHPUT_DECISIONS = 30_000;
 const KEYSPACE = 10_000;
 const SIZED_KEYS = 100_000;
+// One hot key at a per-key rate whose emission interval (3.6 µs) is shorter than a round trip.
+const HOT_RATE = { limit: 1_000_000_000, periodMs: PERIOD_MS };
+const HOT_DECISIONS = 200_000;
+const HOT_ROUNDS = 5;
+
+/**
+ * The hot-key limiters: Redis plain and batched, and leased over each. At lease 100 a lease's
+ * units (0.36 ms) expire before a round trip, so the leased limiter passes through: the first
+ * caller straight to Redis, those behind it queued for one call (docs/leasing.md); at lease
+ * 10,000 (36 ms) it leases.
+ */
+const HOT = {
+  plain: { label: 'Redis GCRA', create: (redis, prefix) => hotRemote(redis, prefix, false) },
+  batched: { label: 'Redis GCRA, `batch: true`', create: (redis, prefix) => hotRemote(redis, prefix, true) },
+  leased: {
+    label: 'leased, lease 100, over Redis (pass-through)',
+    create: (redis, prefix) => createLeasedLimiter({ remote: hotRemote(redis, prefix, false), leaseSize: 100 }),
+  },
+  leasedBatched: {
+    label: 'leased, lease 100, over Redis `batch: true` (pass-through)',
+    create: (redis, prefix) => createLeasedLimiter({ remote: hotRemote(redis, prefix, true), leaseSize: 100 }),
+  },
+  leasedLarge: {
+    label: 'leased, lease 10,000, over Redis (leases)',
+    create: (redis, prefix) => createLeasedLimiter({ remote: hotRemote(redis, prefix, false), leaseSize: 10_000 }),
+  },
+};
+
+function hotRemote(redis, prefix, batch) {
+  return createRedisLimiter({ client: redis, algorithm: gcra(HOT_RATE), prefix, batch });
+}
+
+/** One caller at a time on the hot key: what pass-through adds to a decision when nothing queues. */
+async function measureHotSequential(name) {
+  const redis = new Redis(envOf('BENCH_REDIS_URL'), { maxRetriesPerRequest: 1 });
+  const limiter = HOT[name].create(redis, `bench:hotseq:${process.pid}:`);
+  for (let i = 0; i < 2000; i++) await limiter.limit('warm');
+  const micros = new Float64Array(SEQUENTIAL);
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const started = performance.now();
+    check((await limiter.limit('hot')).allowed, `${name}: a sequential decision admitted`);
+    micros[i] = (performance.now() - started) * 1000;
+  }
+  check(limiter.stats === undefined || limiter.stats().leases === 0, `${name}: one caller at a time, no lease`);
+  return { meanUs: micros.reduce((a, b) => a + b, 0) / SEQUENTIAL };
+}
+
+/** One hot-key variant: 1,000 callers in flight on one key, every decision admitted. */
+async function measureHot(name) {
+  const redis = new Redis(envOf('BENCH_REDIS_URL'), { maxRetriesPerRequest: 1 });
+  const limiter = HOT[name].create(redis, `bench:hot:${process.pid}:`);
+  const decideAll = async (key, decisions) => {
+    let issued = 0;
+    let admitted = 0;
+    const worker = async () => {
+      while (issued < decisions) {
+        issued++;
+        if ((await limiter.limit(key)).allowed) admitted++;
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    check(admitted === decisions, `${name}: all ${decisions} decisions admitted`);
+  };
+  await decideAll('warm', 20_000);
+  const before = await readCommandStats(redis);
+  const calls = limiter.stats?.();
+  const started = performance.now();
+  await decideAll('hot', HOT_DECISIONS);
+  const seconds = (performance.now() - started) / 1000;
+  const after = await readCommandStats(redis);
+  const stats = limiter.stats?.();
+  return {
+    decisions: HOT_DECISIONS,
+    decisionsPerSecond: HOT_DECISIONS / seconds,
+    roundTripsPerDecision: roundTripsBetween(before, after) / HOT_DECISIONS,
+    ...(stats && {
+      leasesPerDecision: (stats.leases - calls.leases) / HOT_DECISIONS,
+      passedThroughPerDecision: (stats.passedThrough - calls.passedThrough) / HOT_DECISIONS,
+    }),
+  };
+}
 
 const IMPLEMENTATIONS = {
   sluice: {
@@ -143,10 +226,13 @@ const VARIANTS = ['latency', 'throughput'].flatMap((kind) =>
   Object.keys(IMPLEMENTATIONS).map((name) => `${kind}:${name}`),
 );
 
+const HOT_VARIANTS = [...Object.keys(HOT).map((name) => `hot:${name}`), 'hotseq:plain', 'hotseq:leased'];
+
 const variant = variantName();
 if (variant !== undefined) {
   const [kind, implementation] = variant.split(':');
-  sendResult(await measureVariant(kind, implementation));
+  const measure = { hot: measureHot, hotseq: measureHotSequential }[kind];
+  sendResult(measure ? await measure(implementation) : await measureVariant(kind, implementation));
 } else {
   await withRedisServer(main);
 }
@@ -155,6 +241,10 @@ async function main(server) {
   const file = fileURLToPath(import.meta.url);
   const timed = await runVariants(file, VARIANTS, {
     rounds: ROUNDS,
+    env: { ...process.env, BENCH_REDIS_URL: server.url },
+  });
+  const hot = await runVariants(file, HOT_VARIANTS, {
+    rounds: HOT_ROUNDS,
     env: { ...process.env, BENCH_REDIS_URL: server.url },
   });
   const redis = new Redis(server.url);
@@ -223,6 +313,8 @@ async function main(server) {
   const usage = sized.sluice.memoryUsage;
   console.log(`\nTarget: Redis key ≤ 72 B (MEMORY USAGE): ${usage} B (${usage <= 72 ? 'met' : 'missed'}).\n`);
 
+  const hotKey = printHot(hot);
+
   const path = saveResults('redis', {
     environment: env,
     method: {
@@ -249,7 +341,56 @@ async function main(server) {
       ]),
     ),
     bytesPerKey: sized,
+    hotKey: { rate: '1e9 per hour', inFlight: IN_FLIGHT, decisions: HOT_DECISIONS, rounds: HOT_ROUNDS, ...hotKey },
     targets: { redisKeyBytes: { target: 72, measured: usage } },
   });
   console.log(`Saved ${path}\n`);
+}
+
+/** The hot-key table: medians, and each variant's ratio to the batched limiter within each round. */
+function printHot(hot) {
+  const batched = hot.get('hot:batched');
+  const rows = Object.keys(HOT).map((name) => {
+    const rounds = hot.get(`hot:${name}`);
+    const ratios = rounds.map((round, i) => round.decisionsPerSecond / batched[i].decisionsPerSecond);
+    return {
+      name,
+      label: HOT[name].label,
+      decisionsPerSecond: median(rounds.map((round) => round.decisionsPerSecond)),
+      vsBatched: median(ratios),
+      vsBatchedRange: [Math.min(...ratios), Math.max(...ratios)],
+      roundTripsPerDecision: median(rounds.map((round) => round.roundTripsPerDecision)),
+      leasesPerDecision: rounds[0].leasesPerDecision,
+      rounds,
+    };
+  });
+  console.log(
+    `One hot key, ${formatInteger(IN_FLIGHT)} in flight, GCRA 1e9 per hour (T = 3.6 µs, shorter than a round trip): ` +
+      `${formatInteger(HOT_DECISIONS)} decisions, every one admitted. Medians of ${HOT_ROUNDS} fresh processes in ` +
+      'alternating order; "÷ batched" is the median of each round\'s ratio to the batched limiter of the same round.\n',
+  );
+  console.log(
+    formatTable(
+      [
+        { header: 'limiter' },
+        { header: 'decisions/s', align: 'right' },
+        { header: '÷ batched (range)', align: 'right' },
+        { header: 'round trips / decision', align: 'right' },
+      ],
+      rows.map((row) => [
+        row.label,
+        formatInteger(row.decisionsPerSecond),
+        `${row.vsBatched.toFixed(2)}× (${row.vsBatchedRange.map((r) => r.toFixed(2)).join('–')})`,
+        row.roundTripsPerDecision.toFixed(4),
+      ]),
+    ),
+  );
+  const sequential = (name) => hot.get(`hotseq:${name}`).map((round) => round.meanUs);
+  const added = sequential('leased').map((us, i) => us / sequential('plain')[i]);
+  console.log(
+    `\nOne caller at a time on the hot key (${formatInteger(SEQUENTIAL)} awaited decisions, pass-through straight to Redis): ` +
+      `Redis GCRA ${median(sequential('plain')).toFixed(1)} µs, leased ${median(sequential('leased')).toFixed(1)} µs a decision; ` +
+      `leased ÷ Redis by round: ${median(added).toFixed(3)}× (${Math.min(...added).toFixed(3)}–${Math.max(...added).toFixed(3)}).\n`,
+  );
+  return { rows, sequential: { plainUs: sequential('plain'), leasedUs: sequential('leased'), ratio: median(added) } };
 }

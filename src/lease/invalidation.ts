@@ -15,13 +15,15 @@ import type { LeaseCounters } from './stats.js';
  * units are dropped after a `reset` or `invalidate` (admissions before them no longer count, so
  * spending them would over-admit); after any other change they stay spent and are kept, and the
  * next request asks the remote once (cost 0) whether the key is blocked before spending them. A
- * lease in flight still answers its requests, but what its reply would leave behind is dropped
- * (`epoch`).
+ * lease in flight still answers its requests; what its reply leaves behind is treated as held
+ * units are: dropped after a reset, kept and asked about before use after any other change, and
+ * no refusal or block from it is kept (`epoch`, `resets`).
  */
 export function forget(state: KeyState, counters: LeaseCounters, change: InvalidationChange | undefined): void {
   if (change === 'reset' || change === 'invalidate') {
     counters.expiredUnits += state.units;
     state.units = 0;
+    state.resets++;
   }
   state.deniedUnits = 0;
   state.blockedUntilMs = 0;

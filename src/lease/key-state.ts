@@ -37,12 +37,16 @@ export interface KeyState extends RemoteView {
   blockedUntilMs: number;
   /** Counts the invalidations heard for the key, so a reply asked for before one is not trusted after it. */
   epoch: number;
+  /** Counts those of them that dropped the key's held units (`reset`, `invalidate`). */
+  resets: number;
   /** Last request for the key, for lease return on idle. */
   usedAtMs: number;
   /** When the key last moved to the recent end of its table (see `key-table.ts`). */
   movedAtMs: number;
   /** Requests waiting on the lease in flight; undefined when none is. */
   queue: Waiter[] | undefined;
+  /** Calls passed straight to the remote and not settled yet (docs/leasing.md, "Pass-through"). */
+  passing: number;
 }
 
 /** A key nothing is known about yet. */
@@ -60,9 +64,11 @@ export function createKeyState(nowMs: number): KeyState {
     trustRefusalUntilMs: nowMs,
     blockedUntilMs: 0,
     epoch: 0,
+    resets: 0,
     usedAtMs: nowMs,
     movedAtMs: nowMs,
     queue: undefined,
+    passing: 0,
   };
 }
 

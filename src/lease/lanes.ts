@@ -6,9 +6,11 @@ import { createKeyTable, type KeyTable } from './key-table.js';
 import { answer, expire } from './local-decision.js';
 import type { LeaseSettings } from './options.js';
 import { createPartialAdmission } from './partial.js';
+import { leaseWindowMs, passesThrough } from './pass-through.js';
 import type { LeaseContext } from './remote-lease.js';
 import { remoteModelOf } from './remote-model.js';
 import { createReturns } from './returns.js';
+import type { RoundTrip } from './round-trip.js';
 import type { LeaseCounters } from './stats.js';
 
 /** Distinct per-call parameter sets leased at once; calls under further ones go to the remote unleased. */
@@ -39,9 +41,14 @@ export interface Lanes {
   all(): Iterable<Lane>;
 }
 
-export function createLanes(settings: LeaseSettings, counters: LeaseCounters, nowMs: () => number): Lanes {
+export function createLanes(
+  settings: LeaseSettings,
+  counters: LeaseCounters,
+  nowMs: () => number,
+  roundTrip: RoundTrip,
+): Lanes {
   const { remote } = settings;
-  const base = createLane(settings, counters, nowMs, remote.algorithm, undefined);
+  const base = createLane(settings, counters, nowMs, roundTrip, remote.algorithm, undefined);
   const lanes = new Map<string, Lane>([[idOf(remote.algorithm), base]]);
   return {
     base,
@@ -51,7 +58,7 @@ export function createLanes(settings: LeaseSettings, counters: LeaseCounters, no
       const id = idOf(core);
       let lane = lanes.get(id);
       if (lane === undefined && lanes.size < MOST_LANES) {
-        lane = createLane(settings, counters, nowMs, core, params);
+        lane = createLane(settings, counters, nowMs, roundTrip, core, params);
         lanes.set(id, lane);
       }
       return lane;
@@ -76,6 +83,7 @@ function createLane(
   settings: LeaseSettings,
   counters: LeaseCounters,
   nowMs: () => number,
+  roundTrip: RoundTrip,
   algorithm: Algorithm,
   params: AlgorithmParams | undefined,
 ): Lane {
@@ -97,13 +105,15 @@ function createLane(
     nowMs,
     expire: (state, atMs) => expire(state, atMs, model, counters),
   });
+  // A lease never asks for more than the lane's limit: one lease bounds what a change of numbers strands.
+  const leaseSize = Math.min(settings.leaseSize, algorithm.limit);
+  const windowMs = leaseWindowMs(leaseSize, model.intervalMs);
   const context: LeaseContext = {
     remote,
     params,
     model,
     counters,
-    // A lease never asks for more than the lane's limit: one lease bounds what a change of numbers strands.
-    leaseSize: Math.min(settings.leaseSize, algorithm.limit),
+    leaseSize,
     adaptiveDivisor: settings.adaptiveDivisor,
     // With lease return on, other instances may give units back while this one caches a refusal:
     // it asks again after at most returnIdleMs, so returned units reach it within that time.
@@ -113,7 +123,10 @@ function createLane(
       return remote.invalidations?.live === false ? 0 : refusalTrustMs;
     },
     returns,
+    roundTrip,
+    passesThrough: () => passesThrough(windowMs, roundTrip),
     nowMs,
+    clock: settings.clock,
   };
   const partially = createPartialAdmission({
     remote,

@@ -4,53 +4,46 @@ import { decideLocally } from './local-decision.js';
 import { type LeaseContext, leaseFor } from './remote-lease.js';
 
 /*
- * One lease in flight per key. The request that finds none takes it; later requests
- * for the key queue (FIFO) and are served from the block that arrives; other keys never wait.
+ * One lease in flight per key. A request the key's units cannot serve joins the key's queue
+ * (FIFO); the request that finds no lease in flight starts serving it, one microtask later, so
+ * the requests of the same turn join its call. Each remote call asks for what the whole queue
+ * needs when it is sent, not for its head alone, so the requests that queued behind one round
+ * trip are served by the next one. Other keys never wait.
  */
 
-/** The request that found no lease in flight takes one; later requests for the key queue. */
-export async function takeLease(context: LeaseContext, key: string, state: KeyState, cost: number): Promise<Decision> {
-  const queue: Waiter[] = [];
-  state.queue = queue;
-  let decision: Decision | undefined;
-  try {
-    do decision = await leaseFor(context, key, state, cost);
-    while (decision === undefined);
-  } catch (error) {
-    fail(context, state, error);
-    throw error;
-  }
-  context.counters.requests++;
-  if (queue.length === 0) state.queue = undefined;
-  else void serve(context, key, state, queue);
-  return decision;
-}
-
-/** Queues a request behind the key's lease in flight. */
-export function waitForLease(context: LeaseContext, queue: Waiter[], cost: number): Promise<Decision> {
-  context.counters.waited++;
+/** Queues a request the key's held units cannot serve; the first to queue starts serving the key. */
+export function enqueue(context: LeaseContext, key: string, state: KeyState, cost: number): Promise<Decision> {
   return new Promise<Decision>((resolve, reject) => {
-    queue.push({ cost, resolve, reject });
+    const waiter: Waiter = { cost, resolve, reject };
+    if (state.queue !== undefined) {
+      context.counters.waited++;
+      state.queue.push(waiter);
+      return;
+    }
+    const queue = [waiter];
+    state.queue = queue;
+    // One microtask later: the requests for the key made in the same turn join the first call.
+    queueMicrotask(() => void serve(context, key, state, queue));
   });
 }
 
-// Serves the requests that queued behind a lease, in order, one lease in flight at a time.
+// Serves the queue in order, one remote call in flight at a time; each call serves a prefix of it.
 async function serve(context: LeaseContext, key: string, state: KeyState, queue: Waiter[]): Promise<void> {
   const { model, counters } = context;
   while (queue.length > 0) {
     const head = queue[0] as Waiter;
-    let decision: Decision | undefined;
+    let decisions: readonly Decision[];
     try {
-      decision = state.anchored ? decideLocally(model, state, head.cost, context.nowMs(), counters) : undefined;
-      decision ??= await leaseFor(context, key, state, head.cost);
+      const local = state.anchored ? decideLocally(model, state, head.cost, context.nowMs(), counters) : undefined;
+      decisions = local ? [local] : await leaseFor(context, key, state, queue);
     } catch (error) {
       fail(context, state, error);
       return;
     }
-    if (decision === undefined) continue;
-    queue.shift();
-    counters.requests++;
-    head.resolve(decision);
+    for (const decision of decisions) {
+      counters.requests++;
+      (queue.shift() as Waiter).resolve(decision);
+    }
   }
   state.queue = undefined;
 }

@@ -6,11 +6,13 @@ import { followInvalidations } from './invalidation.js';
 import { createKeyState, type KeyState, observe } from './key-state.js';
 import type { KeyTable } from './key-table.js';
 import { createLanes, type Lane, type Lanes } from './lanes.js';
-import { takeLease, waitForLease } from './lease-queue.js';
+import { enqueue } from './lease-queue.js';
 import { decideLocally, expire, peekLocally } from './local-decision.js';
 import { type LeasedLimiterOptions, readLeaseOptions } from './options.js';
+import { createPassThrough, type PassThrough } from './pass-through.js';
 import { chargeUnits, refundUnits } from './refund.js';
 import type { LeaseContext } from './remote-lease.js';
+import { createRoundTrip } from './round-trip.js';
 import { createCounters, type LeaseStats } from './stats.js';
 
 /** A {@link Limiter} that serves from quota leased in blocks from its remote. */
@@ -45,7 +47,12 @@ export interface LeasedLimiter extends Limiter {
  *    exactly the shortfall; if refused again, the refusal is cached until the remote's
  *    retry-after and later requests needing at least as much are denied without a remote call.
  * 4. One lease in flight per key: concurrent callers queue (FIFO) and are served from the block
- *    that arrives; other keys never wait.
+ *    that arrives; when it runs short, one call asks for the whole queue's demand (not one round
+ *    trip per caller); other keys never wait.
+ * 9. Pass-through: when a lease's units would all expire before a round trip brings them
+ *    (leaseSize × T, less the 1 ms a whole-ms reset can hide, ≤ the measured round trip), calls
+ *    lease nothing: they go straight to the remote, or, while the key has a call in flight, queue
+ *    behind it for one call that asks for exactly their demand.
  * 5. Leases expire lease size × T after they are asked for (T = emission interval), and each
  *    unit earlier, as soon as the remote has regenerated its slot.
  * 6. `leaseSize: 1` answers exactly as the remote alone would, with fewer calls only for
@@ -96,7 +103,9 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   const { remote, returnIdleMs, returnCheckIntervalMs, clock } = settings;
   const counters = createCounters();
   const nowMs = () => Math.floor(clock());
-  const lanes = createLanes(settings, counters, nowMs);
+  const roundTrip = createRoundTrip();
+  const lanes = createLanes(settings, counters, nowMs, roundTrip);
+  const passThrough = createPassThrough(remote, counters, clock, roundTrip);
   const returnEvery = async (take: (lane: Lane) => Promise<number>): Promise<number> =>
     (await Promise.all([...lanes.all()].map(take))).reduce((sum, units) => sum + units, 0);
   const tables = () => Array.from(lanes.all(), (lane) => lane.table);
@@ -118,7 +127,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       const cost = costOf(limitOptions);
       if (partialOf(limitOptions)) return undefined; // `limit` decides it
       const lane = laneOf(lanes, key, limitOptions);
-      return lane && tryLocally(lane.context, lane.table, key, cost);
+      return lane && !lane.context.passesThrough() ? tryLocally(lane.context, lane.table, key, cost) : undefined;
     },
     limit(key, limitOptions) {
       let cost: number;
@@ -127,17 +136,18 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
         checkKey(key);
         cost = costOf(limitOptions);
         lane = laneOf(lanes, key, limitOptions);
-        if (lane !== undefined && partialOf(limitOptions)) return lane.partially(key, lane.table.get(key), cost);
+        if (lane === undefined) return unleased(remote, counters, key, limitOptions);
+        if (lane.context.passesThrough()) return passKey(lane, passThrough, key, limitOptions, cost);
+        if (partialOf(limitOptions)) return lane.partially(key, lane.table.get(key), cost);
       } catch (error) {
         return Promise.reject(error);
       }
-      if (lane === undefined) return unleased(remote, counters, key, limitOptions);
       return limitKey(lane.context, lane.table, key, cost);
     },
     async peek(key, peekOptions) {
       checkKey(key);
       const lane = laneOf(lanes, key, peekOptions);
-      if (lane === undefined) return remote.peek(key, peekOptions);
+      if (lane === undefined || lane.context.passesThrough()) return remote.peek(key, peekOptions);
       return peekKey(lane.context, lane.table, key);
     },
     async reset(key) {
@@ -156,7 +166,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
           heldUnits += state.units;
         }
       }
-      return { ...counters, keys, heldUnits };
+      return { ...counters, keys, heldUnits, roundTripMs: roundTrip.estimateMs };
     },
     returnIdle: () => returnEvery((lane) => lane.context.returns.returnIdle()),
     close() {
@@ -174,7 +184,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     leased.refund = async (key, units, refundOptions) => {
       checkKey(key);
       const lane = laneOf(lanes, key, refundOptions);
-      if (lane === undefined) return remote.refund?.(key, units, refundOptions);
+      if (lane === undefined || lane.context.passesThrough()) return remote.refund?.(key, units, refundOptions);
       return refundUnits(lane.context, lane.table, key, units);
     };
   }
@@ -216,6 +226,34 @@ function unleased(
   return remote.limit(key, options);
 }
 
+/**
+ * A call on a lane whose leases would expire before a round trip: straight to the remote, unless
+ * the key has a call in flight; then it queues behind it, and one call asks for exactly the
+ * queue's demand (no spare units), so a hot key's concurrent callers share round trips.
+ */
+function passKey(
+  lane: Lane,
+  passThrough: PassThrough,
+  key: string,
+  options: LimitOptions | undefined,
+  cost: number,
+): Promise<Decision> {
+  if (partialOf(options)) return passThrough(key, options);
+  const { table, context } = lane;
+  let state = table.get(key);
+  if (state !== undefined && (state.queue !== undefined || state.passing > 0))
+    return enqueue(context, key, state, cost);
+  if (state === undefined) {
+    state = createKeyState(context.nowMs());
+    table.add(key, state);
+  }
+  const passing = state;
+  passing.passing++;
+  return passThrough(key, options).finally(() => {
+    passing.passing--;
+  });
+}
+
 /** The decision for a key heard from and without a lease in flight, when no remote call is needed. */
 function tryLocally(context: LeaseContext, table: KeyTable, key: string, cost: number): Decision | undefined {
   const state = table.get(key);
@@ -244,8 +282,7 @@ function limitKey(context: LeaseContext, table: KeyTable, key: string, cost: num
     }
   }
   table.touch(key, state, atMs);
-  const queue = state.queue;
-  return queue === undefined ? takeLease(context, key, state, cost) : waitForLease(context, queue, cost);
+  return enqueue(context, key, state, cost);
 }
 
 /** `peek`: from the held units or a cached refusal, else the remote's peek plus the held units. */

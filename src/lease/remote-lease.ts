@@ -1,10 +1,11 @@
 import type { AlgorithmParams } from '../algorithms/types.js';
 import type { Decision } from '../decision.js';
 import type { Limiter } from '../limiter.js';
-import { type KeyState, observe, recordLease } from './key-state.js';
+import { type KeyState, observe, recordLease, type Waiter } from './key-state.js';
 import { answer, expire } from './local-decision.js';
 import type { RemoteModel } from './remote-model.js';
 import type { Returns } from './returns.js';
+import type { RoundTrip } from './round-trip.js';
 import { nextLeaseSize } from './sizing.js';
 import type { LeaseCounters } from './stats.js';
 
@@ -21,69 +22,128 @@ export interface LeaseContext {
   /** How long a cached refusal is trusted without asking again (`returnIdleMs`, or forever). */
   readonly refusalTrustMs: number;
   readonly returns: Returns;
+  /** The remote's round-trip time, fed by every call this lane makes. */
+  readonly roundTrip: RoundTrip;
+  /** Whether a lease's units would expire before a round trip: then a call asks for its demand alone. */
+  passesThrough(): boolean;
+  /** Whole ms of the limiter's clock, for decisions. */
   nowMs(): number;
+  /** The limiter's clock unrounded, for timing round trips. */
+  clock(): number;
 }
 
-function ask(context: LeaseContext, key: string, cost: number): Promise<Decision> {
+async function ask(context: LeaseContext, key: string, cost: number): Promise<Decision> {
   context.counters.remoteCalls++;
-  return context.remote.limit(key, context.params === undefined ? { cost } : { cost, params: context.params });
+  const startedMs = context.clock();
+  const reply = await context.remote.limit(
+    key,
+    context.params === undefined ? { cost } : { cost, params: context.params },
+  );
+  context.roundTrip.record(context.clock() - startedMs);
+  return reply;
 }
 
 /**
- * Taking a lease for the request at the head of the key's queue: asks the remote for max(lease size,
- * shortfall), then for exactly the shortfall when refused. Undefined when the lease arrived but
- * the older units it was to top up expired meanwhile: the units are kept and the head asks again.
+ * How many requests at the front of the queue one remote call asks for: the longest run of
+ * costs in 1..limit whose sum stays within the limit (more could never be granted at once).
+ * Always at least the head, whose cost is in 1..limit here.
+ */
+function batchOf(queue: readonly Waiter[], limit: number): { size: number; demand: number } {
+  let demand = 0;
+  let size = 0;
+  for (const { cost } of queue) {
+    if (cost === 0 || demand + cost > limit) break;
+    demand += cost;
+    size++;
+  }
+  return { size, demand };
+}
+
+/**
+ * One remote call for the requests at the head of the key's queue: asks for max(lease size, the
+ * shortfall of every request queued now; the shortfall alone while passing through); when refused,
+ * once more for the requests that fit in what the refusal says the remote holds (at least the
+ * head's shortfall). Resolves to the decisions of
+ * the requests it served, in queue order: the head and those behind it the grant covers, the head
+ * alone for a refusal, a report or a degraded reply, or none when the head must ask again (the
+ * older units a lease was to top up expired meanwhile, or a refusal did not cover the head).
  */
 export async function leaseFor(
   context: LeaseContext,
   key: string,
   state: KeyState,
-  cost: number,
-): Promise<Decision | undefined> {
+  queue: readonly Waiter[],
+): Promise<readonly Decision[]> {
   const { model, counters, nowMs, leaseSize, adaptiveDivisor } = context;
+  const cost = (queue[0] as Waiter).cost;
   let askedAtMs = nowMs();
   expire(state, askedAtMs, model, counters);
   if (!state.anchored && state.units > 0) return confirm(context, key, state, cost, askedAtMs);
-  if (cost === 0 || cost > model.limit) return report(context, key, state, cost, askedAtMs);
-  let shortfall = cost - state.units;
+  if (cost === 0 || cost > model.limit) return [await report(context, key, state, cost, askedAtMs)];
+  const batch = batchOf(queue, model.limit);
+  const shortfall = batch.demand - state.units;
   const heard = state.anchored ? model.remainingAt(state, askedAtMs) : undefined;
   // Asking again before a refusal's retry-after only looks for units other instances returned:
   // the shortfall, not a lease the remote said it cannot grant.
   const probing = state.deniedUnits > 0 && askedAtMs < state.deniedUntilMs;
-  let units = probing ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
-  const { epoch } = state;
+  // Spare units that would expire on the way are not asked for: the call is for the demand alone.
+  const exact = probing || context.passesThrough();
+  let units = exact ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
+  const { epoch, resets } = state;
   let reply = await ask(context, key, units);
-  if (!reply.allowed && !reply.degraded && units > shortfall) {
+  if (!reply.allowed && !reply.degraded && units > cost - state.units) {
     // A lease of 30 against 10 left must not refuse a request for 1.
     askedAtMs = nowMs();
     expire(state, askedAtMs, model, counters);
-    shortfall = cost - state.units;
-    units = shortfall;
+    const headShortfall = cost - state.units;
+    // An exact model's refusal says what the remote holds: ask for the requests that fit, whole.
+    // A probe asks for the head alone, so that a refusal racing other spenders ends in a decision.
+    const fits =
+      probing || !model.exact ? 0 : batchOf(queue, Math.min(model.limit, reply.remaining + state.units)).demand;
+    units = Math.max(headShortfall, fits - state.units);
     reply = await ask(context, key, units);
   }
-  if (reply.degraded) return reply;
+  if (reply.degraded) return [reply];
   observe(state, askedAtMs, reply);
-  // An invalidation heard while the call was out may postdate the reply: keep nothing from it.
-  if (state.epoch !== epoch) return unheld(context, key, state, cost, askedAtMs, units, reply);
-  if (!reply.allowed) return refused(context, state, askedAtMs, units, reply);
-  return granted(context, key, state, cost, askedAtMs, units, reply);
+  const covered = units <= cost - state.units;
+  // An invalidation heard while the call was out may postdate the reply: keep no refusal from it.
+  if (state.epoch !== epoch) {
+    const dropped = state.resets !== resets;
+    return unheld(context, key, state, queue, batch.size, askedAtMs, units, reply, covered, dropped);
+  }
+  if (!reply.allowed) {
+    const refusal = refused(context, state, askedAtMs, units, reply);
+    return covered ? [refusal] : [];
+  }
+  return granted(context, key, state, queue, batch.size, askedAtMs, units, reply);
 }
 
-// A reply older than an invalidation answers its request and leaves no lease, refusal or block behind.
+/**
+ * A reply asked for before an invalidation answers its requests and leaves no refusal or block
+ * behind. Its spare units are what the invalidation makes of held units (`forget`): dropped after
+ * a reset (admissions before it no longer count), else kept, and the key asks the remote once
+ * (cost 0) whether it is blocked before they are spent.
+ */
 function unheld(
   context: LeaseContext,
   key: string,
   state: KeyState,
-  cost: number,
+  queue: readonly Waiter[],
+  size: number,
   askedAtMs: number,
   units: number,
   reply: Decision,
-): Decision | undefined {
-  if (!reply.allowed)
-    return { ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) };
-  const decision = granted(context, key, state, cost, askedAtMs, units, reply);
-  state.units = 0;
-  return decision;
+  covered: boolean,
+  dropped: boolean,
+): readonly Decision[] {
+  if (!reply.allowed) {
+    if (!covered) return [];
+    return [{ ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) }];
+  }
+  const decisions = granted(context, key, state, queue, size, askedAtMs, units, reply);
+  if (dropped) state.units = 0;
+  else state.anchored = false;
+  return decisions;
 }
 
 function blockOf(reply: Decision): Partial<Decision> {
@@ -92,7 +152,7 @@ function blockOf(reply: Decision): Partial<Decision> {
 
 /**
  * Units held across an invalidation that left them spent (a block, an unblock, a reward): one
- * cost-0 call asks the remote whether the key is blocked before they are spent again. Undefined
+ * cost-0 call asks the remote whether the key is blocked before they are spent again. No decision
  * when the held units do not cover the request: the head then leases as usual.
  */
 async function confirm(
@@ -101,19 +161,19 @@ async function confirm(
   state: KeyState,
   cost: number,
   askedAtMs: number,
-): Promise<Decision | undefined> {
+): Promise<readonly Decision[]> {
   const { epoch } = state;
   const reply = await ask(context, key, 0);
-  if (reply.degraded) return reply;
+  if (reply.degraded) return [reply];
   observe(state, askedAtMs, reply);
-  if (state.epoch !== epoch) return undefined;
-  if (reply.reason === 'blocked') return refused(context, state, askedAtMs, Math.max(1, cost), reply);
+  if (state.epoch !== epoch) return [];
+  if (reply.reason === 'blocked') return [refused(context, state, askedAtMs, Math.max(1, cost), reply)];
   const atMs = context.nowMs();
   expire(state, atMs, context.model, context.counters);
-  if (cost > state.units) return undefined;
+  if (cost > state.units) return [];
   state.units -= cost;
   context.counters.localHits++;
-  return answer(context.model, state, atMs, true, 0);
+  return [answer(context.model, state, atMs, true, 0)];
 }
 
 // Nothing to lease (cost 0, or above the limit): the remote reports, this instance listens.
@@ -141,31 +201,41 @@ function refused(context: LeaseContext, state: KeyState, askedAtMs: number, unit
   return { ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) };
 }
 
+/**
+ * A grant of `units` for the first `size` requests of the queue. The remote admitted them at the
+ * time it was asked, so the requests it was asked for spend them there, in order, older held
+ * units first (what stays held is the latest slots). None when the older units it was to top up
+ * expired meanwhile and the head is not covered: the new units are kept and the head asks again.
+ */
 function granted(
   context: LeaseContext,
   key: string,
   state: KeyState,
-  cost: number,
+  queue: readonly Waiter[],
+  size: number,
   askedAtMs: number,
   units: number,
   reply: Decision,
-): Decision | undefined {
+): readonly Decision[] {
   const { model, counters } = context;
   counters.leases++;
   counters.leasedUnits += units;
   expire(state, context.nowMs(), model, counters);
-  if (state.units + units < cost) {
-    state.units = 0;
-    recordLease(state, askedAtMs, units, reply.resetAfterMs, model.intervalMs);
-    return undefined;
-  }
+  if (state.units + units < (queue[0] as Waiter).cost) state.units = 0;
   recordLease(state, askedAtMs, units, reply.resetAfterMs, model.intervalMs);
-  // The remote admitted these units at the time it was asked: the head spends them there.
-  state.units -= cost;
-  if (context.adaptiveDivisor > 0 && context.remote.refund !== undefined) {
+  const decisions: Decision[] = [];
+  for (let i = 0; i < size; i++) {
+    const { cost } = queue[i] as Waiter;
+    if (cost > state.units) break;
+    state.units -= cost;
+    // The head took the lease; the requests queued behind it are served from its units.
+    if (i > 0) counters.localHits++;
+    decisions.push(answer(model, state, askedAtMs, true, 0));
+  }
+  if (decisions.length > 0 && context.adaptiveDivisor > 0 && context.remote.refund !== undefined) {
     trimToShare(context, key, state, units, reply);
   }
-  return answer(model, state, askedAtMs, true, 0);
+  return decisions;
 }
 
 // What this instance heard before leasing may be stale; the reply is not. Keep no more than a

@@ -8,6 +8,12 @@ export interface LeaseStats {
   cachedDenials: number;
   /** Calls to the remote's `limit` and `peek` (refunds are counted in `returns`). */
   remoteCalls: number;
+  /**
+   * Requests handed straight to the remote, leasing nothing, because a lease's units would
+   * expire before a round trip brings them (docs/leasing.md, "Pass-through"); also in
+   * `requests` and `remoteCalls`.
+   */
+  passedThrough: number;
   /** Remote calls that rejected; every request waiting on them rejected with the same error. */
   remoteErrors: number;
   /** Leases granted, and the units they carried. */
@@ -37,10 +43,12 @@ export interface LeaseStats {
   keys: number;
   /** Leased units held now, not yet expired or spent (one pass over the keys). */
   heldUnits: number;
+  /** The remote's round-trip time, ms: the smoothed mean of the calls timed (0 before the first). */
+  roundTripMs: number;
 }
 
-/** The counters a leased limiter increments; `keys` and `heldUnits` are read when asked. */
-export type LeaseCounters = Omit<LeaseStats, 'keys' | 'heldUnits'>;
+/** The counters a leased limiter increments; `keys`, `heldUnits` and `roundTripMs` are read when asked. */
+export type LeaseCounters = Omit<LeaseStats, 'keys' | 'heldUnits' | 'roundTripMs'>;
 
 export function createCounters(): LeaseCounters {
   return {
@@ -48,6 +56,7 @@ export function createCounters(): LeaseCounters {
     localHits: 0,
     cachedDenials: 0,
     remoteCalls: 0,
+    passedThrough: 0,
     remoteErrors: 0,
     leases: 0,
     leasedUnits: 0,

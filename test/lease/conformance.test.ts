@@ -15,7 +15,7 @@ import { subscribersOf } from '../support/subscribers.js';
 // later requests without asking, so it must know how the remote's `remaining` moves meanwhile:
 // GCRA and token bucket regenerate one unit per T, a fixed window all at once. The sliding
 // windows give units back as individual entries (or weight) leave the window, which no reply
-// shows; there a cached refusal's `remaining` is a lower bound, and test/lease/pass-through.test.ts
+// shows; there a cached refusal's `remaining` is a lower bound, and test/lease/leased-limiter.test.ts (rule 6)
 // holds them to the same allowed/denied sequence instead.
 const algorithms = ['gcra', 'token-bucket', 'fixed-window'] as const;
 
