@@ -89,7 +89,11 @@ app.post(
     limits: {
       name: 'login',
       limiter: limiter(5, 15 * 60_000, 'login'),
-      key: (r) => `${String(r.request.body?.username)}@${r.ipKey}`,
+      // Anything but a string username (attacker-shaped JSON, no body) counts against the address.
+      key: (r) => {
+        const username: unknown = r.request.body?.username;
+        return typeof username === 'string' ? `${username}@${r.ipKey}` : r.ipKey;
+      },
       countWhen: (status) => status >= 400,
       resetWhen: (status) => status < 400,
     },

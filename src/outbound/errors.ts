@@ -5,12 +5,12 @@ import { SluiceError } from '../errors.js';
  * as it is known (from the store's `retryAfterMs`), not after waiting. Nothing was charged.
  */
 export class AcquireTimeoutError extends SluiceError {
-  constructor(
-    message: string,
-    /** The wait the store announced when the call gave up (ms), or the budget that ran out. */
-    readonly retryAfterMs: number,
-  ) {
+  /** The wait the store announced when the call gave up, or the budget that ran out: whole ms, rounded up like a Decision's. */
+  readonly retryAfterMs: number;
+
+  constructor(message: string, retryAfterMs: number) {
     super('ERR_SLUICE_ACQUIRE_TIMEOUT', message);
+    this.retryAfterMs = Math.ceil(retryAfterMs);
   }
 }
 

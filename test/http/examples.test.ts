@@ -78,6 +78,14 @@ describe('examples/http-express-api.ts', () => {
     for (let i = 0; i < 6; i++) again.push((await login('ann', 'guess')).status);
     expect(again).toEqual([401, 401, 401, 401, 401, 429]);
     expect((await login('bob', 'guess')).status).toBe(401);
+
+    // A username that is not a string neither throws (500) nor escapes: it counts against the address.
+    const hostile = await send(`${url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: { toString: 1 }, password: 'guess' }),
+    });
+    expect(hostile.status).toBe(401);
   });
 });
 

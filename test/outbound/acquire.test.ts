@@ -216,6 +216,19 @@ describe('acquire', () => {
 });
 
 describe('pause and scale', () => {
+  it('a wait past maxWaitMs during a pause rejects with whole milliseconds, as a Decision has', async () => {
+    const acquirer = createAcquirer(createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }) }));
+    acquirer.pause('api', 2000);
+    await new Promise((resolve) => setTimeout(resolve, 3)); // the pause's end is now a fraction away
+    const error = await acquirer.acquire('api', { maxWaitMs: 500 }).catch((rejected: unknown) => rejected);
+    expect(error).toBeInstanceOf(AcquireTimeoutError);
+    const { retryAfterMs } = error as AcquireTimeoutError;
+    expect(Number.isInteger(retryAfterMs)).toBe(true);
+    expect(retryAfterMs).toBeGreaterThan(1900);
+    expect(retryAfterMs).toBeLessThanOrEqual(2000);
+    acquirer.close();
+  });
+
   it('pauses a key for every acquirer sharing the pause store', async () => {
     const shared = createMemoryLimiter({ algorithm: gcra({ limit: 20, periodMs: 1000, burst: 5 }) });
     const pauses = createMemoryPauseStore();
