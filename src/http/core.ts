@@ -101,12 +101,12 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   // The synchronous path needs no caller function and no per-request state beyond the limit.
   const syncable = caps === undefined && !reservations && !options.skip && !config.allowed && !options.respond;
   const syncPlans = new WeakMap<RoutePolicy<Req>, SyncPlan | null>();
-  const defaultPlan = syncable ? syncPlanOf(config.rules, undefined, config.failure) : undefined;
+  const defaultPlan = syncable ? syncPlanOf(config.rules, undefined, config.failure, config) : undefined;
   const syncPlanFor = (route: RoutePolicy<Req> | undefined) => {
     if (!syncable || route === undefined) return defaultPlan;
     let plan = syncPlans.get(route);
     if (plan === undefined) {
-      plan = syncPlanOf(rulesOf(route), route, route.failure ?? config.failure) ?? null;
+      plan = syncPlanOf(rulesOf(route), route, route.failure ?? config.failure, config) ?? null;
       syncPlans.set(route, plan);
     }
     return plan ?? undefined;
@@ -171,9 +171,10 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
     const key = plan.keyPrefix + ipKeyOf(facts);
     const decision = plan.decide(key, plan.options);
     if (decision === undefined) return undefined;
+    const headers = plan.headers(decision);
+    if (decision.allowed && degraded === undefined) return { action: 'continue', headers };
     const results = [syncResult(plan, key, decision)];
     degraded?.decided(results);
-    const headers = rateLimitHeaders(results, config);
     if (decision.allowed) return { action: 'continue', headers };
     const outcome = denial(results, headers, config.problemType);
     return { action: 'respond', response: problemResponse(outcome.problem, outcome.headers) };

@@ -1,7 +1,8 @@
 import type { Decision, FailureMode, LimitOptions } from '../decision.js';
-import type { NamedRule } from './config.js';
+import type { HttpConfig, NamedRule } from './config.js';
 import type { ChargeResult, RefundableLimiter } from './nested.js';
 import type { RoutePolicy } from './options.js';
+import { type PolicyHeaders, policyHeaders } from './policy-headers.js';
 
 /**
  * A route whose request can be decided without a Promise: one limit, keyed by client IP, with
@@ -16,6 +17,8 @@ export interface SyncPlan {
   /** Built once, passed to every call (a limiter does not keep or change it). */
   options: LimitOptions;
   keyPrefix: string;
+  /** The route's RateLimit headers of a decision, with the policy's strings built once. */
+  headers: PolicyHeaders;
 }
 
 type SyncDecider = RefundableLimiter & {
@@ -32,6 +35,7 @@ export function syncPlanOf<Req>(
   rules: readonly NamedRule<Req>[],
   route: RoutePolicy<Req> | undefined,
   failure: FailureMode | undefined,
+  config: Pick<HttpConfig<unknown>, 'draft' | 'legacy' | 'epochClock'>,
 ): SyncPlan | undefined {
   if (rules.length !== 1) return undefined;
   const rule = rules[0] as NamedRule<Req>;
@@ -48,7 +52,13 @@ export function syncPlanOf<Req>(
   if (decide === undefined) return undefined;
   const options: LimitOptions = failure === undefined ? { cost } : { cost, failure };
   if (rule.params !== undefined) options.params = rule.params;
-  return { name: rule.name, limiter, decide, options, keyPrefix: `${rule.name}:ip:` };
+  const algorithm =
+    options.params === undefined || limiter.algorithmFor === undefined
+      ? limiter.algorithm
+      : limiter.algorithmFor(options.params);
+  const windowSeconds = Math.max(1, Math.ceil(algorithm.horizonMs / 1000));
+  const headers = policyHeaders(rule.name, windowSeconds, config);
+  return { name: rule.name, limiter, decide, options, keyPrefix: `${rule.name}:ip:`, headers };
 }
 
 /** The rule's cost when no function decides it (route first, as `chargesFor` reads it). */

@@ -80,6 +80,34 @@ describe('createHttpLimiter decide: the synchronous path', () => {
     }
   });
 
+  it.each([
+    ['draft-11', false],
+    ['draft-7', 'delta'],
+    ['draft-6', 'epoch'],
+    [false, true],
+  ] as const)("headers %s with legacy %s are the awaited path's, allowed and denied", async (headers, legacy) => {
+    const options = { headers, legacyHeaders: legacy, epochClock: () => 1_700_000_000_123 };
+    const http = createHttpLimiter({ limits: { name: 'per-"ip"', limiter: limiterOf(2) }, ...options });
+    const awaited = createHttpLimiter({ limits: { name: 'per-"ip"', limiter: limiterOf(2) }, ...options });
+    for (let i = 0; i < 3; i++) {
+      const verdict = http.decide(facts('203.0.113.7'));
+      expect(verdict).not.toBeInstanceOf(Promise);
+      expect(verdict).toEqual(await awaited.check(facts('203.0.113.7'), { cost: (_info) => 1 }));
+    }
+  });
+
+  it('a route with params writes the window of the algorithm its params make', async () => {
+    const limiter = limiterOf(2);
+    const params = { limit: 10, periodMs: 7_200_000 };
+    const http = createHttpLimiter({ limits: { name: 'p', limiter, params } });
+    const verdict = http.decide(facts('203.0.113.7'));
+    expect(verdict).not.toBeInstanceOf(Promise);
+    expect((verdict as { headers: unknown }).headers).toEqual([
+      ['RateLimit-Policy', '"p";q=10;w=7200'],
+      ['RateLimit', '"p";r=9;t=720'],
+    ]);
+  });
+
   it('IPv6 and unreadable addresses keep their keys on the synchronous path', () => {
     const limiter = limiterOf(5);
     const http = createHttpLimiter({ limiter, onWarning: false });
