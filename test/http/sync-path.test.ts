@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import ipaddr from 'ipaddr.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import { canonicalIpv4Key } from '../../src/http/client-ip.js';
 import { createHttpLimiter, type HttpLimitOptions, ipKey, type RequestFacts } from '../../src/http/index.js';
@@ -161,5 +162,43 @@ describe('createHttpLimiter decide: the synchronous path', () => {
     const verdict = createHttpLimiter({ limiter: throwing }).decide(facts('203.0.113.7'));
     expect(verdict).toBeInstanceOf(Promise);
     await expect(verdict).rejects.toThrow('boom');
+  });
+
+  it('a memory limit is decided by limitSync alone: the awaited limit is never called', () => {
+    const inner = limiterOf(1000);
+    let awaitedCalls = 0;
+    const counting = Object.assign(Object.create(inner), {
+      limit: (...args: Parameters<typeof inner.limit>) => {
+        awaitedCalls++;
+        return inner.limit(...args);
+      },
+    });
+    const http = createHttpLimiter({ limiter: counting, trustProxy: 'loopback' });
+    for (let i = 0; i < 100; i++) {
+      expect(http.decide(facts('127.0.0.1', { 'x-forwarded-for': `10.0.0.${i}` }))).not.toBeInstanceOf(Promise);
+    }
+    expect(awaitedCalls).toBe(0);
+    expect(inner.peekSync('default:ip:10.0.0.7').remaining).toBe(999);
+  });
+});
+
+describe('the client key behind a trusted proxy', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('dotted quads on the socket and in X-Forwarded-For are keyed without an ipaddr.js parse', () => {
+    const parses = [
+      vi.spyOn(ipaddr.IPv4, 'parse'),
+      vi.spyOn(ipaddr.IPv6, 'parse'),
+      vi.spyOn(ipaddr.IPv4, 'isValidFourPartDecimal'),
+    ];
+    const limiter = limiterOf(5);
+    const http = createHttpLimiter({ limiter, trustProxy: '10.0.0.1' });
+    for (let i = 0; i < 100; i++) http.decide(facts('10.0.0.1', { 'x-forwarded-for': `198.51.100.9, 203.0.113.${i}` }));
+    expect(parses.map((spy) => spy.mock.calls.length)).toEqual([0, 0, 0]);
+    expect(limiter.peekSync('default:ip:203.0.113.7').remaining).toBe(4);
+    http.decide(facts('10.0.0.1', { 'x-forwarded-for': '2001:db8::1' }));
+    expect(parses[1]?.mock.calls.length).toBe(1); // anything else still goes through the full parser
   });
 });
