@@ -5,15 +5,16 @@ import type { RoutePolicy } from './options.js';
 import { type PolicyHeaders, policyHeaders } from './policy-headers.js';
 
 /**
- * A route whose request can be decided without a Promise: one limit, keyed by client IP, with
- * a constant cost, params and failure mode, on a limiter that can answer synchronously (memory
- * `limitSync`; a leased limiter's `tryLimit`, which may still need the remote).
+ * A route whose request needs none of the general charging: one limit, keyed by client IP, with
+ * a constant cost, params and failure mode. It is decided without a Promise when the limiter can
+ * answer synchronously (memory `limitSync`; a leased limiter's `tryLimit`, which may still need
+ * the remote), else by one awaited `limit` (a Redis limiter).
  */
 export interface SyncPlan {
   name: string;
   limiter: RefundableLimiter;
-  /** `limitSync` or `tryLimit` bound to the limiter; `undefined` when it cannot decide now. */
-  decide: (key: string, options: LimitOptions) => Decision | undefined;
+  /** `limitSync` or `tryLimit` bound to the limiter (it answers `undefined` when it cannot decide now); absent when the limiter has neither. */
+  decide?: (key: string, options: LimitOptions) => Decision | undefined;
   /** Built once, passed to every call (a limiter does not keep or change it). */
   options: LimitOptions;
   keyPrefix: string;
@@ -27,9 +28,9 @@ type SyncDecider = RefundableLimiter & {
 };
 
 /**
- * The synchronous plan of a route's rules, or `undefined` when any part of the decision may
- * await: several limits (all-or-nothing charging), a user function (skip, key, cost, params),
- * outcome counting (`countWhen`, `resetWhen`), or a limiter with no synchronous call.
+ * The plan of a route's rules, or `undefined` when the request needs the general path: several
+ * limits (all-or-nothing charging), a user function (skip, key, cost, params) or outcome
+ * counting (`countWhen`, `resetWhen`).
  */
 export function syncPlanOf<Req>(
   rules: readonly NamedRule<Req>[],
@@ -49,7 +50,6 @@ export function syncPlanOf<Req>(
       : typeof limiter.tryLimit === 'function'
         ? limiter.tryLimit.bind(limiter)
         : undefined;
-  if (decide === undefined) return undefined;
   const options: LimitOptions = failure === undefined ? { cost } : { cost, failure };
   if (rule.params !== undefined) options.params = rule.params;
   const algorithm =
@@ -58,7 +58,9 @@ export function syncPlanOf<Req>(
       : limiter.algorithmFor(options.params);
   const windowSeconds = Math.max(1, Math.ceil(algorithm.horizonMs / 1000));
   const headers = policyHeaders(rule.name, windowSeconds, config);
-  return { name: rule.name, limiter, decide, options, keyPrefix: `${rule.name}:ip:`, headers };
+  const plan: SyncPlan = { name: rule.name, limiter, options, keyPrefix: `${rule.name}:ip:`, headers };
+  if (decide !== undefined) plan.decide = decide;
+  return plan;
 }
 
 /** The rule's cost when no function decides it (route first, as `chargesFor` reads it). */

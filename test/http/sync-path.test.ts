@@ -2,8 +2,10 @@ import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
+import { StoreUnavailableError } from '../../src/errors.js';
 import { canonicalIpv4Key } from '../../src/http/client-ip.js';
 import { createHttpLimiter, type HttpLimitOptions, ipKey, type RequestFacts } from '../../src/http/index.js';
+import type { Limiter } from '../../src/limiter.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 
 const limiterOf = (limit: number) =>
@@ -200,5 +202,59 @@ describe('the client key behind a trusted proxy', () => {
     expect(limiter.peekSync('default:ip:203.0.113.7').remaining).toBe(4);
     http.decide(facts('10.0.0.1', { 'x-forwarded-for': '2001:db8::1' }));
     expect(parses[1]?.mock.calls.length).toBe(1); // anything else still goes through the full parser
+  });
+});
+
+describe('one IP-keyed limit on an async-only limiter (Redis)', () => {
+  const asyncOnly = (limit: Limiter['limit']): Limiter => {
+    const inner = limiterOf(2);
+    return {
+      algorithm: inner.algorithm,
+      limit,
+      peek: (key, options) => inner.peek(key, options),
+      reset: (key) => inner.reset(key),
+      close: () => inner.close(),
+    };
+  };
+
+  it("is decided by one limit call, with the general path's verdicts down to the 429", async () => {
+    const inner = limiterOf(2);
+    let calls = 0;
+    const limiter = asyncOnly((key, options) => {
+      calls++;
+      return inner.limit(key, options);
+    });
+    const http = createHttpLimiter({ limiter, legacyHeaders: true });
+    const general = createHttpLimiter({ limiter: limiterOf(2), legacyHeaders: true });
+    for (let i = 0; i < 3; i++) {
+      expect(await http.decide(facts('203.0.113.7'))).toEqual(
+        await general.check(facts('203.0.113.7'), { cost: (_info) => 1 }),
+      );
+    }
+    expect(calls).toBe(3);
+    expect(inner.peekSync('default:ip:203.0.113.7').remaining).toBe(0);
+  });
+
+  it.each([
+    ['closed', 'respond'],
+    ['open', 'continue'],
+  ] as const)('a store failure fails %s, telling onStoreError the request', async (failure, action) => {
+    const seen: (string | undefined)[] = [];
+    const limiter = asyncOnly(() => Promise.reject(new StoreUnavailableError('down')));
+    const http = createHttpLimiter({
+      limiter,
+      failure,
+      onWarning: false,
+      onStoreError: (_error, info) => seen.push(info.ipKey),
+    });
+    const verdict = await http.decide(facts('203.0.113.7'));
+    expect(verdict.action).toBe(action);
+    if (verdict.action === 'respond') expect(verdict.response.status).toBe(503);
+    expect(seen).toEqual(['203.0.113.7']);
+  });
+
+  it('any other error rejects, as on the general path', async () => {
+    const limiter = asyncOnly(() => Promise.reject(new Error('bug')));
+    await expect(createHttpLimiter({ limiter }).decide(facts('203.0.113.7'))).rejects.toThrow('bug');
   });
 });
