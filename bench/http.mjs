@@ -15,7 +15,7 @@
  * Before timing, every limiter must admit exactly a small limit of one client's requests.
  *
  * Environment: HTTP_BENCH_FRAMEWORKS (fastify,express), HTTP_BENCH_SCENARIOS (all of
- * memory,memory-10k,redis,redis-10k,denial), HTTP_BENCH_SECONDS (default 3), HTTP_BENCH_ROUNDS
+ * memory,memory-10k,redis,redis-10k,denial), HTTP_BENCH_SECONDS (default 2), HTTP_BENCH_ROUNDS
  * (default 3), HTTP_BENCH_WARMUP_SECONDS (default 1).
  */
 import { fork } from 'node:child_process';
@@ -39,7 +39,7 @@ const listOf = (name, all) => {
   check(unknown.length === 0, `${name}: unknown ${unknown.join(', ')}; known: ${all.join(', ')}`);
   return wanted;
 };
-const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 3);
+const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 2);
 const WARMUP_SECONDS = Number(process.env.HTTP_BENCH_WARMUP_SECONDS ?? 1);
 const ROUNDS = Number(process.env.HTTP_BENCH_ROUNDS ?? 3);
 const CONNECTIONS = 64;
