@@ -11,7 +11,7 @@
  * delta ÷ requests it saw), steadier than req/s on a shared machine, and the heap bytes it
  * allocated per request (used heap growth plus what each GC freed, from V8's GCProfiler).
  * "added" is a limiter's median minus the no-limiter median of the same framework and key mode;
- * "÷ peer" compares the added CPU of Sluice with the peer's in the same scenario.
+ * "− peer": Sluice's CPU µs/req minus the peer's in the same round, median (range) over rounds.
  * Before timing, every limiter must admit exactly a small limit of one client's requests.
  *
  * Environment: HTTP_BENCH_FRAMEWORKS (fastify,express), HTTP_BENCH_SCENARIOS (all of
@@ -235,8 +235,13 @@ function scenarioTable(framework, scenario) {
     const cpu = run.results.map((result) => result.cpuUsPerReq);
     const rps = run.results.map((result) => result.reqPerSec);
     const isBase = run === base;
-    const ratio =
-      run.limiter === 'sluice' && peer ? (added(run, 'cpuUsPerReq') / added(peer, 'cpuUsPerReq')).toFixed(2) : '';
+    // Rounds pair up (each round runs every limiter once): Sluice's CPU minus the peer's, per round.
+    const gaps =
+      run.limiter === 'sluice' && peer
+        ? run.results.map((result, round) => result.cpuUsPerReq - peer.results[round].cpuUsPerReq)
+        : [];
+    const versusPeer =
+      gaps.length > 0 ? `${signed(median(gaps))} (${signed(Math.min(...gaps))} to ${signed(Math.max(...gaps))})` : '';
     return [
       label(framework, run),
       `${formatInteger(median(rps))} (${range(rps)})`,
@@ -244,7 +249,7 @@ function scenarioTable(framework, scenario) {
       medianOf(run, 'p99Ms').toFixed(0),
       `${medianOf(run, 'cpuUsPerReq').toFixed(1)} (${range(cpu, 1)})`,
       isBase ? '' : signed(added(run, 'cpuUsPerReq')),
-      ratio,
+      versusPeer,
       formatInteger(medianOf(run, 'bytesPerReq')),
       isBase ? '' : signed(added(run, 'bytesPerReq')).slice(0, -2),
       medianOf(run, 'gcsPer10kReq').toFixed(1),
@@ -258,7 +263,7 @@ function scenarioTable(framework, scenario) {
       { header: 'p99 ms', align: 'right' },
       { header: 'CPU µs/req (range)', align: 'right' },
       { header: 'added µs/req', align: 'right' },
-      { header: 'added ÷ peer', align: 'right' },
+      { header: 'µs/req − peer (rounds)', align: 'right' },
       { header: 'heap B/req', align: 'right' },
       { header: 'added B/req', align: 'right' },
       { header: 'GCs/10k req', align: 'right' },
@@ -302,7 +307,7 @@ const env = environment({
 });
 const loads = (values) => values.map((n) => n.toFixed(2)).join(', ');
 console.log(
-  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} rounds, fresh server per run, order reversed every round; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests from one client. CPU and heap figures are the server process's: CPU µs/req = process.cpuUsage ÷ requests; heap B/req = JavaScript heap bytes allocated (used-heap growth + bytes each GC freed, V8 GCProfiler) ÷ requests. added = median − the no-limiter median of the same framework and key mode; added ÷ peer < 1 means Sluice adds less than the peer. Load average ${loads(loadAtStart)} at start, ${loads(loadavg())} at the end.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
+  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} rounds, fresh server per run, order reversed every round; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests from one client. CPU and heap figures are the server process's: CPU µs/req = process.cpuUsage ÷ requests; heap B/req = JavaScript heap bytes allocated (used-heap growth + bytes each GC freed, V8 GCProfiler) ÷ requests. added = median − the no-limiter median of the same framework and key mode; µs/req − peer: Sluice's CPU µs/req minus the peer's of the same round, median (lowest to highest); below 0, Sluice costs less. Load average ${loads(loadAtStart)} at start, ${loads(loadavg())} at the end.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
 );
 console.log(
   `Saved ${saveResults('http', { environment: env, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, results })}`,
