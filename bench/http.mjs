@@ -1,83 +1,192 @@
 /*
- * HTTP: what a limiter adds to a request on Fastify 5 and Express 5, memory store, one hot key
- * (the limit is high enough that every timed request is admitted). Per framework: no limiter,
- * Sluice and the framework's usual peer (@fastify/rate-limit, express-rate-limit), each in a
- * fresh server process (bench/lib/http-server.mjs), loaded by autocannon from this process,
- * forward order on even rounds and reverse on odd ones. Reports req/s (median, range), p50/p99
- * latency and the server's CPU µs per request (process.cpuUsage delta ÷ requests it saw), which
- * reads steadier than req/s on a shared machine; a limiter's added cost is its CPU µs/req minus
- * the no-limiter one of the same framework. First, each limiter must admit exactly a small limit.
- * HTTP_BENCH_SECONDS (default 4) and HTTP_BENCH_ROUNDS (default 3) shorten or lengthen a run.
+ * HTTP: what a limiter adds to a request on Fastify 5 and Express 5. Scenarios: memory store on
+ * one hot key and on 10k keys; Redis plain on one key and 10k keys, with Sluice's batched and
+ * leased limiters beside it; the denial path (limit 1, every timed request refused). Each
+ * limiter runs in a fresh server process (bench/lib/http-server.mjs), loaded by autocannon from
+ * this process; every round runs all runs of a framework in one order and the next round in the
+ * reverse order. The 10k-key runs send each request from one of 10k client addresses in
+ * X-Forwarded-For, which the framework and both limiters trust from the loopback proxy.
+ *
+ * Reported per run: req/s, p50/p99 latency, the server's CPU µs per request (process.cpuUsage
+ * delta ÷ requests it saw), steadier than req/s on a shared machine, and the heap bytes it
+ * allocated per request (used heap growth plus what each GC freed, from V8's GCProfiler).
+ * "added" is a limiter's median minus the no-limiter median of the same framework and key mode;
+ * "− peer": Sluice's CPU µs/req minus the peer's in the same round, median (range) over rounds.
+ * Before timing, every limiter must admit exactly a small limit of one client's requests.
+ *
+ * Environment: HTTP_BENCH_FRAMEWORKS (fastify,express), HTTP_BENCH_SCENARIOS (all of
+ * memory,memory-10k,redis,redis-10k,denial), HTTP_BENCH_SECONDS (default 2), HTTP_BENCH_ROUNDS
+ * (default 3), HTTP_BENCH_WARMUP_SECONDS (default 1).
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { owned } from './lib/owned.mjs';
+import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
 import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median } from './lib/variants.mjs';
 
 const SERVER = fileURLToPath(new URL('./lib/http-server.mjs', import.meta.url));
-const FRAMEWORKS = { fastify: '@fastify/rate-limit', express: 'express-rate-limit' };
-const VARIANTS = ['none', 'sluice', 'peer'];
-const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 4);
+const PEERS = { fastify: '@fastify/rate-limit', express: 'express-rate-limit' };
+const listOf = (name, all) => {
+  const wanted = (process.env[name] ?? all.join(',')).split(',').filter(Boolean);
+  const unknown = wanted.filter((item) => !all.includes(item));
+  check(unknown.length === 0, `${name}: unknown ${unknown.join(', ')}; known: ${all.join(', ')}`);
+  return wanted;
+};
+const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 2);
+const WARMUP_SECONDS = Number(process.env.HTTP_BENCH_WARMUP_SECONDS ?? 1);
 const ROUNDS = Number(process.env.HTTP_BENCH_ROUNDS ?? 3);
 const CONNECTIONS = 64;
 const HOT_LIMIT = 1_000_000_000;
 const CHECK_LIMIT = 5;
+const MANY_KEYS = 10_000;
 
-async function startServer(framework, variant, limit) {
-  const env = { ...process.env, HTTP_FRAMEWORK: framework, HTTP_LIMITER: variant, HTTP_LIMIT: String(limit) };
+/**
+ * What each scenario compares. `runs`: [limiter, store] pairs; `keys`: client addresses the
+ * load comes from; `denied`: every timed request is refused (limit 1, already spent).
+ */
+const SCENARIOS = {
+  memory: {
+    title: 'memory store, one hot key',
+    keys: 1,
+    runs: [
+      ['sluice', 'memory'],
+      ['peer', 'memory'],
+    ],
+  },
+  'memory-10k': {
+    title: 'memory store, 10k keys',
+    keys: MANY_KEYS,
+    runs: [
+      ['sluice', 'memory'],
+      ['peer', 'memory'],
+    ],
+  },
+  redis: {
+    title: 'Redis, one hot key',
+    keys: 1,
+    runs: [
+      ['sluice', 'redis'],
+      ['sluice', 'batch'],
+      ['sluice', 'leased'],
+      ['peer', 'redis'],
+    ],
+    redis: true,
+  },
+  'redis-10k': {
+    title: 'Redis, 10k keys',
+    keys: MANY_KEYS,
+    runs: [
+      ['sluice', 'redis'],
+      ['sluice', 'batch'],
+      ['peer', 'redis'],
+    ],
+    redis: true,
+  },
+  denial: {
+    title: 'denial path (limit 1, spent), memory store, one hot key',
+    keys: 1,
+    denied: true,
+    runs: [
+      ['sluice', 'memory'],
+      ['peer', 'memory'],
+    ],
+  },
+};
+const FRAMEWORKS = listOf('HTTP_BENCH_FRAMEWORKS', Object.keys(PEERS));
+const SCENARIO_NAMES = listOf('HTTP_BENCH_SCENARIOS', Object.keys(SCENARIOS));
+
+/** A client address per key: 10.x.y.z, one per request in turn. */
+const addresses = Array.from({ length: MANY_KEYS }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+
+async function startServer(run, limit, redisUrl) {
+  const env = {
+    ...process.env,
+    HTTP_FRAMEWORK: run.framework,
+    HTTP_LIMITER: run.limiter,
+    HTTP_STORE: run.store,
+    HTTP_LIMIT: String(limit),
+    HTTP_PROXY: run.keys > 1 ? '1' : '0',
+    BENCH_REDIS_URL: redisUrl ?? '',
+  };
   const child = owned(fork(SERVER, [], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  const [{ port }] = await once(child, 'message');
-  const mark = async () => {
-    child.send('mark');
-    const [reading] = await once(child, 'message');
-    return reading;
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`${run.id}: the server exited (${code}) before it listened`);
+  });
+  const [{ port }] = await Promise.race([once(child, 'message'), exited]);
+  exited.catch(() => {}); // a later exit is the stop below
+  const ask = async (message) => {
+    child.send(message);
+    const [reply] = await once(child, 'message');
+    return reply;
   };
   const stop = async () => {
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     await exited;
   };
-  return { url: `http://127.0.0.1:${port}/`, mark, stop };
+  return { url: `http://127.0.0.1:${port}/`, ask, stop };
+}
+
+/** autocannon's options for a run: with many keys, each request comes from the next address. */
+function load(url, keys, duration) {
+  if (keys === 1) return { url, connections: CONNECTIONS, duration };
+  let next = 0;
+  const setupRequest = (request) => ({
+    ...request,
+    headers: { 'x-forwarded-for': addresses[next++ % keys] },
+  });
+  return { url, connections: CONNECTIONS, duration, requests: [{ setupRequest }] };
 }
 
 /** Correctness before timing: of limit + 3 requests from one client, exactly `limit` pass. */
-async function admitsExactlyTheLimit(framework, variant) {
-  const server = await startServer(framework, variant, CHECK_LIMIT);
+async function admitsExactlyTheLimit(run, redisUrl) {
+  const server = await startServer(run, CHECK_LIMIT, redisUrl);
   try {
     let admitted = 0;
+    /** @type {Record<string, string>} */
+    const headers = run.keys > 1 ? { 'x-forwarded-for': `${addresses[7]}` } : {};
     for (let i = 0; i < CHECK_LIMIT + 3; i++) {
-      const response = await fetch(server.url);
+      const response = await fetch(server.url, { headers });
       await response.arrayBuffer();
       if (response.status === 200) admitted++;
-      else check(response.status === 429, `${framework}/${variant} answered ${response.status}`);
+      else check(response.status === 429, `${run.id} answered ${response.status}`);
     }
-    check(admitted === CHECK_LIMIT, `${framework}/${variant} admitted ${admitted} of limit ${CHECK_LIMIT}`);
+    check(admitted === CHECK_LIMIT, `${run.id} admitted ${admitted} of limit ${CHECK_LIMIT}`);
+    if (run.keys > 1) {
+      // Keyed by the forwarded client, not the proxy: another client still has its own limit.
+      const other = await fetch(server.url, { headers: { 'x-forwarded-for': addresses[8] } });
+      await other.arrayBuffer();
+      check(other.status === 200, `${run.id} keys by the X-Forwarded-For client`);
+    }
   } finally {
     await server.stop();
   }
 }
 
-async function measure(framework, variant) {
-  const server = await startServer(framework, variant, HOT_LIMIT);
+async function measure(run, redisUrl) {
+  const server = await startServer(run, run.denied ? 1 : HOT_LIMIT, redisUrl);
   try {
-    await autocannon({ url: server.url, connections: CONNECTIONS, duration: 1 }); // warm-up, JIT
-    const before = await server.mark();
-    const run = await autocannon({ url: server.url, connections: CONNECTIONS, duration: SECONDS });
-    const after = await server.mark();
-    check(run.non2xx === 0 && run.errors === 0, `${framework}/${variant}: every timed request is admitted`);
-    const requests = after.requests - before.requests;
-    const cpuUs = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
+    await autocannon(load(server.url, run.keys, WARMUP_SECONDS)); // JIT; spends a denial run's one unit
+    await server.ask('start');
+    const result = await autocannon(load(server.url, run.keys, SECONDS));
+    const reading = await server.ask('stop');
+    check(result.errors === 0 && result.timeouts === 0, `${run.id}: no errors or timeouts`);
+    const expected = run.denied ? result['4xx'] === result.requests.total : result.non2xx === 0;
+    check(expected, `${run.id}: every timed request is ${run.denied ? 'refused' : 'admitted'}`);
     return {
-      reqPerSec: run.requests.average,
-      p50Ms: run.latency.p50,
-      p99Ms: run.latency.p99,
-      cpuUsPerReq: cpuUs / requests,
+      reqPerSec: result.requests.average,
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      cpuUsPerReq: reading.cpuUs / reading.requests,
+      bytesPerReq: reading.heap.bytes / reading.requests,
+      gcsPer10kReq: (reading.heap.collections * 10_000) / reading.requests,
     };
   } finally {
     await server.stop();
@@ -89,60 +198,116 @@ const packageVersion = (name) =>
   JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
 
 const range = (values, digits = 0) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+const signed = (value) => `${value >= 0 ? '+' : ''}${value.toFixed(1)}`;
 
-const results = {};
-const sections = [];
-for (const [framework, peer] of Object.entries(FRAMEWORKS)) {
-  for (const variant of VARIANTS.slice(1)) await admitsExactlyTheLimit(framework, variant);
-  /** @type {Record<string, any[]>} */
-  const runs = Object.fromEntries(VARIANTS.map((variant) => [variant, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
-    for (const variant of order) runs[variant].push(await measure(framework, variant));
-  }
-  results[framework] = runs;
-  const baseCpu = median(runs.none.map((run) => run.cpuUsPerReq));
-  const rows = VARIANTS.map((variant) => {
-    const list = runs[variant];
-    const cpu = list.map((run) => run.cpuUsPerReq);
-    const rps = list.map((run) => run.reqPerSec);
+/** Every run of a framework: the scenarios' limiters and a no-limiter baseline per key mode. */
+function runsOf(framework) {
+  const runs = new Map();
+  const add = (limiter, store, keys, denied) => {
+    const id = `${framework}/${limiter}/${store}/${keys === 1 ? '1 key' : `${keys} keys`}${denied ? '/denial' : ''}`;
+    if (!runs.has(id)) runs.set(id, { id, framework, limiter, store, keys, denied, results: [] });
+    return runs.get(id);
+  };
+  const scenarios = SCENARIO_NAMES.map((name) => {
+    const scenario = SCENARIOS[name];
+    return {
+      ...scenario,
+      baseline: add('none', 'memory', scenario.keys, false),
+      runs: scenario.runs.map(([limiter, store]) => add(limiter, store, scenario.keys, scenario.denied)),
+    };
+  });
+  return { runs: [...runs.values()], scenarios };
+}
+
+const label = (framework, run) =>
+  run.limiter === 'none'
+    ? 'no limiter'
+    : run.limiter === 'peer'
+      ? `${PEERS[framework]} (${run.store})`
+      : `Sluice (${run.store === 'redis' ? 'Redis plain' : run.store === 'batch' ? 'Redis batch' : run.store})`;
+
+function scenarioTable(framework, scenario) {
+  const medianOf = (run, field) => median(run.results.map((result) => result[field]));
+  const base = scenario.baseline;
+  const peer = scenario.runs.find((run) => run.limiter === 'peer');
+  const added = (run, field) => medianOf(run, field) - medianOf(base, field);
+  const rows = [base, ...scenario.runs].map((run) => {
+    const cpu = run.results.map((result) => result.cpuUsPerReq);
+    const rps = run.results.map((result) => result.reqPerSec);
+    const isBase = run === base;
+    // Rounds pair up (each round runs every limiter once): Sluice's CPU minus the peer's, per round.
+    const gaps =
+      run.limiter === 'sluice' && peer
+        ? run.results.map((result, round) => result.cpuUsPerReq - peer.results[round].cpuUsPerReq)
+        : [];
+    const versusPeer =
+      gaps.length > 0 ? `${signed(median(gaps))} (${signed(Math.min(...gaps))} to ${signed(Math.max(...gaps))})` : '';
     return [
-      variant === 'none' ? 'no limiter' : variant === 'sluice' ? 'Sluice (memory)' : peer,
-      formatInteger(median(rps)),
-      range(rps),
-      median(list.map((run) => run.p50Ms)).toFixed(0),
-      median(list.map((run) => run.p99Ms)).toFixed(0),
-      median(cpu).toFixed(1),
-      range(cpu, 1),
-      variant === 'none' ? '' : `+${(median(cpu) - baseCpu).toFixed(1)}`,
+      label(framework, run),
+      `${formatInteger(median(rps))} (${range(rps)})`,
+      medianOf(run, 'p50Ms').toFixed(0),
+      medianOf(run, 'p99Ms').toFixed(0),
+      `${medianOf(run, 'cpuUsPerReq').toFixed(1)} (${range(cpu, 1)})`,
+      isBase ? '' : signed(added(run, 'cpuUsPerReq')),
+      versusPeer,
+      formatInteger(medianOf(run, 'bytesPerReq')),
+      isBase ? '' : signed(added(run, 'bytesPerReq')).slice(0, -2),
+      medianOf(run, 'gcsPer10kReq').toFixed(1),
     ];
   });
-  sections.push(
-    `### ${framework === 'fastify' ? 'Fastify' : 'Express'} ${packageVersion(framework)}, one hot key, memory store\n\n${formatTable(
-      [
-        { header: 'limiter' },
-        { header: 'req/s median', align: 'right' },
-        { header: 'req/s range', align: 'right' },
-        { header: 'p50 ms', align: 'right' },
-        { header: 'p99 ms', align: 'right' },
-        { header: 'server CPU µs/req', align: 'right' },
-        { header: 'CPU range', align: 'right' },
-        { header: 'added µs/req', align: 'right' },
-      ],
-      rows,
-    )}`,
-  );
+  return `### ${framework === 'fastify' ? 'Fastify' : 'Express'} ${packageVersion(framework)}: ${scenario.title}\n\n${formatTable(
+    [
+      { header: 'limiter' },
+      { header: 'req/s median (range)', align: 'right' },
+      { header: 'p50 ms', align: 'right' },
+      { header: 'p99 ms', align: 'right' },
+      { header: 'CPU µs/req (range)', align: 'right' },
+      { header: 'added µs/req', align: 'right' },
+      { header: 'µs/req − peer (rounds)', align: 'right' },
+      { header: 'heap B/req', align: 'right' },
+      { header: 'added B/req', align: 'right' },
+      { header: 'GCs/10k req', align: 'right' },
+    ],
+    rows,
+  )}`;
 }
+
+async function bench(redisUrl) {
+  const results = {};
+  const sections = [];
+  for (const framework of FRAMEWORKS) {
+    const { runs, scenarios } = runsOf(framework);
+    const timed = runs.filter((run) => redisUrl !== undefined || !['redis', 'batch', 'leased'].includes(run.store));
+    for (const run of timed) if (run.limiter !== 'none') await admitsExactlyTheLimit(run, redisUrl);
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? timed : [...timed].reverse();
+      for (const run of order) run.results.push(await measure(run, redisUrl));
+    }
+    results[framework] = Object.fromEntries(timed.map((run) => [run.id, run.results]));
+    for (const scenario of scenarios) {
+      if (scenario.runs.every((run) => timed.includes(run))) sections.push(scenarioTable(framework, scenario));
+    }
+  }
+  return { results, sections };
+}
+
+const loadAtStart = loadavg();
+const needsRedis = SCENARIO_NAMES.some((name) => SCENARIOS[name].redis);
+const { results, sections } = needsRedis
+  ? ((await withRedisServer((server) => bench(server.url))) ?? (await bench(undefined)))
+  : await bench(undefined);
 
 const env = environment({
   fastify: packageVersion('fastify'),
   '@fastify/rate-limit': packageVersion('@fastify/rate-limit'),
   express: packageVersion('express'),
   'express-rate-limit': packageVersion('express-rate-limit'),
+  'rate-limit-redis': packageVersion('rate-limit-redis'),
   autocannon: packageVersion('autocannon'),
 });
+const loads = (values) => values.map((n) => n.toFixed(2)).join(', ');
 console.log(
-  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after 1 s warm-up, ${ROUNDS} rounds, fresh server per run, alternating order; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
+  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} rounds, fresh server per run, order reversed every round; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests from one client. CPU and heap figures are the server process's: CPU µs/req = process.cpuUsage ÷ requests; heap B/req = JavaScript heap bytes allocated (used-heap growth + bytes each GC freed, V8 GCProfiler) ÷ requests. added = median − the no-limiter median of the same framework and key mode; µs/req − peer: Sluice's CPU µs/req minus the peer's of the same round, median (lowest to highest); below 0, Sluice costs less. Load average ${loads(loadAtStart)} at start, ${loads(loadavg())} at the end.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
 );
 console.log(
   `Saved ${saveResults('http', { environment: env, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, results })}`,

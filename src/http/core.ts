@@ -1,4 +1,4 @@
-import type { FailureMode } from '../decision.js';
+import type { Decision, FailureMode } from '../decision.js';
 import { isSluiceError } from '../errors.js';
 import { requireFunction } from '../validate.js';
 import { createWarner } from '../warnings.js';
@@ -101,12 +101,12 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   // The synchronous path needs no caller function and no per-request state beyond the limit.
   const syncable = caps === undefined && !reservations && !options.skip && !config.allowed && !options.respond;
   const syncPlans = new WeakMap<RoutePolicy<Req>, SyncPlan | null>();
-  const defaultPlan = syncable ? syncPlanOf(config.rules, undefined, config.failure) : undefined;
+  const defaultPlan = syncable ? syncPlanOf(config.rules, undefined, config.failure, config) : undefined;
   const syncPlanFor = (route: RoutePolicy<Req> | undefined) => {
     if (!syncable || route === undefined) return defaultPlan;
     let plan = syncPlans.get(route);
     if (plan === undefined) {
-      plan = syncPlanOf(rulesOf(route), route, route.failure ?? config.failure) ?? null;
+      plan = syncPlanOf(rulesOf(route), route, route.failure ?? config.failure, config) ?? null;
       syncPlans.set(route, plan);
     }
     return plan ?? undefined;
@@ -164,19 +164,41 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
       : (native ??
         routeTable.lookup(facts.method, facts.routeId ?? facts.path, facts.routeMatching ?? config.routeMatching));
 
-  // One limit decided without a Promise, or undefined: the awaited path decides.
-  const decideSync = (facts: RequestFacts<Req>, route: RoutePolicy<Req> | undefined): Verdict | undefined => {
-    const plan = syncPlanFor(route);
-    if (plan === undefined) return undefined;
-    const key = plan.keyPrefix + ipKeyOf(facts);
-    const decision = plan.decide(key, plan.options);
-    if (decision === undefined) return undefined;
+  const planVerdict = (plan: SyncPlan, key: string, decision: Decision): Verdict => {
+    const headers = plan.headers(decision);
+    if (decision.allowed && degraded === undefined) return { action: 'continue', headers };
     const results = [syncResult(plan, key, decision)];
     degraded?.decided(results);
-    const headers = rateLimitHeaders(results, config);
     if (decision.allowed) return { action: 'continue', headers };
     const outcome = denial(results, headers, config.problemType);
     return { action: 'respond', response: problemResponse(outcome.problem, outcome.headers) };
+  };
+
+  // A store that failed: the route's failure mode answers (closed: 503; open: unlimited).
+  const storeFailed = (error: unknown, info: RequestInfo<Req>, mode: FailureMode | undefined) => {
+    if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) throw error;
+    degraded?.storeFailed();
+    options.onStoreError?.(error, info);
+    if ((mode ?? 'closed') !== 'open') return respond(storeDown(config.problemType, error), info);
+    warn(
+      'SLUICE_HTTP_STORE_UNAVAILABLE',
+      `The store failed and the route fails open: requests pass unlimited (${messageOf(error)}).`,
+    );
+    return held(CONTINUE, [], info, mode);
+  };
+
+  // One IP-keyed limit: decided without a Promise when the limiter can, else by one awaited
+  // limit; undefined when the route needs the general path (checkAwaited).
+  const decidePlanned = (facts: RequestFacts<Req>, route: RoutePolicy<Req> | undefined) => {
+    const plan = syncPlanFor(route);
+    if (plan === undefined) return undefined;
+    const key = plan.keyPrefix + ipKeyOf(facts);
+    const decision = plan.decide?.(key, plan.options);
+    if (decision !== undefined) return planVerdict(plan, key, decision);
+    return plan.limiter.limit(key, plan.options).then(
+      (awaited) => planVerdict(plan, key, awaited),
+      (error: unknown) => storeFailed(error, describe(facts), plan.options.failure),
+    );
   };
 
   const checkAwaited = async (facts: RequestFacts<Req>, route: RoutePolicy<Req> | undefined): Promise<Verdict> => {
@@ -190,15 +212,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
     try {
       outcome = await chargeAll(charges, onRefundError);
     } catch (error) {
-      if (!isSluiceError(error, 'ERR_SLUICE_STORE_UNAVAILABLE')) throw error;
-      degraded?.storeFailed();
-      options.onStoreError?.(error, info);
-      if ((mode ?? 'closed') !== 'open') return respond(storeDown(config.problemType, error), info);
-      warn(
-        'SLUICE_HTTP_STORE_UNAVAILABLE',
-        `The store failed and the route fails open: requests pass unlimited (${messageOf(error)}).`,
-      );
-      return held(CONTINUE, [], info, mode);
+      return storeFailed(error, info, mode);
     }
     degraded?.decided(outcome.results);
     const headers = rateLimitHeaders(outcome.results, config);
@@ -220,7 +234,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
     try {
       const route = routeOf(facts, native);
       if (route?.skip) return CONTINUE;
-      return decideSync(facts, route) ?? checkAwaited(facts, route);
+      return decidePlanned(facts, route) ?? checkAwaited(facts, route);
     } catch (error) {
       return Promise.reject(error);
     }

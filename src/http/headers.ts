@@ -41,7 +41,7 @@ export function checkPolicyName(name: unknown): string {
 }
 
 /** RFC 8941 String serialisation: quoted, with `\` and `"` escaped. */
-function sfString(value: string): string {
+export function sfString(value: string): string {
   return `"${value.replace(/[\\"]/g, '\\$&')}"`;
 }
 

@@ -1,7 +1,7 @@
 import type ipaddr from 'ipaddr.js';
 import proxyaddr from 'proxy-addr';
 import { ConfigError } from '../errors.js';
-import { formatAddress, parseAddress } from './client-ip.js';
+import { addressKey, canonicalIpv4Key, formatAddress, parseAddress } from './client-ip.js';
 
 /**
  * Which proxies may report the client address, with Express's `trust proxy` semantics:
@@ -37,10 +37,31 @@ export function compileTrust(trust: TrustProxy | undefined): TrustFunction | und
   }
   const list = typeof trust === 'string' ? trust.split(',').map((entry) => entry.trim()) : [...trust];
   try {
-    return proxyaddr.compile(list);
+    return remembered(proxyaddr.compile(list));
   } catch (error) {
     throw new ConfigError(`trustProxy: ${(error as Error).message}`);
   }
+}
+
+/** Most trust answers of an address list kept at once; the table starts over when full. */
+const TRUST_ANSWERS = 1024;
+
+/**
+ * proxy-addr's compiled list parses the address on every call (the socket peer of every
+ * request, at least); its answer depends on the address alone, so recent answers are kept.
+ * Bounded: addresses deeper in the chain are the client's choice.
+ */
+function remembered(trust: TrustFunction): TrustFunction {
+  const answers = new Map<string, boolean>();
+  return (address, hop) => {
+    let answer = answers.get(address);
+    if (answer === undefined) {
+      answer = trust(address, hop);
+      if (answers.size >= TRUST_ANSWERS) answers.clear();
+      answers.set(address, answer);
+    }
+    return answer;
+  };
 }
 
 /** True when `trust` vouches for arbitrary public addresses far down the chain: every hop is trusted. */
@@ -87,6 +108,36 @@ export function resolveClientAddress(
     client = next;
   }
   return client;
+}
+
+/**
+ * The key of the client `resolveClientAddress` finds (see `addressKey`), by the same walk:
+ * addresses that are canonical dotted quads (most, behind a proxy) are compared and returned as
+ * text, without parsing through ipaddr.js. `undefined` when the socket address is unreadable.
+ */
+export function resolveClientKey(
+  socketAddress: string | undefined,
+  hops: readonly string[],
+  trust: TrustFunction | undefined,
+  ipv6Prefix: number,
+): string | undefined {
+  let client = readAddress(socketAddress);
+  if (client === undefined) return undefined;
+  if (trust !== undefined) {
+    for (let hop = 0, index = hops.length - 1; index >= 0; hop++, index--) {
+      if (!trust(typeof client === 'string' ? client : formatAddress(client), hop)) break;
+      const next = readAddress(hops[index] as string);
+      if (next === undefined) break;
+      client = next;
+    }
+  }
+  return typeof client === 'string' ? client : addressKey(client, ipv6Prefix);
+}
+
+/** An address as `parseAddress` reads it: a canonical dotted quad stays text. */
+function readAddress(raw: string | undefined): string | ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  if (raw === undefined) return undefined;
+  return canonicalIpv4Key(raw.trim()) ?? parseAddress(raw);
 }
 
 function splitOutsideQuotes(text: string, separator: string): string[] {

@@ -1,7 +1,7 @@
-import { addressKey, canonicalIpv4Key, formatAddress } from './client-ip.js';
+import { addressKey, formatAddress } from './client-ip.js';
 import type { HttpConfig } from './config.js';
 import type { RequestFacts, RequestInfo } from './options.js';
-import { forwardedHops, resolveClientAddress, trustsEverything } from './proxy.js';
+import { forwardedHops, resolveClientAddress, resolveClientKey, trustsEverything } from './proxy.js';
 import type { HttpWarningCode } from './warnings.js';
 
 /**
@@ -36,22 +36,16 @@ export function createDescriber<Req>(
 
 /**
  * Returns `ipKeyOf(facts)`: the `ipKey` a described request would have, with the same
- * warnings, for the synchronous path. A socket address that is a canonical IPv4 one, with no
- * proxy trusted, is its own key (no ipaddr.js parse).
+ * warnings, for the synchronous path. Canonical dotted quads on the socket and in the
+ * forwarding chain are keys as they stand (no ipaddr.js parse).
  */
 export function createIpKeyer<Req>(
   config: HttpConfig<Req>,
   warn: (code: HttpWarningCode, message: string) => void,
 ): (facts: RequestFacts<Req>) => string {
-  const resolve = createResolver(config, warn);
+  const hopsOf = createHopReader(config, warn);
   const { trust, ipv6Prefix } = config;
-  return (facts) => {
-    if (trust !== undefined) return keyOf(resolve(facts), ipv6Prefix, warn);
-    warnIfForwarded(facts, warn);
-    const { remoteAddress } = facts;
-    const key = canonicalIpv4Key(remoteAddress);
-    return key ?? keyOf(resolveClientAddress(remoteAddress, [], undefined), ipv6Prefix, warn);
-  };
+  return (facts) => resolveClientKey(facts.remoteAddress, hopsOf(facts), trust, ipv6Prefix) ?? unknownClient(warn);
 }
 
 function keyOf(
@@ -59,7 +53,10 @@ function keyOf(
   ipv6Prefix: number,
   warn: (code: HttpWarningCode, message: string) => void,
 ): string {
-  if (client !== undefined) return addressKey(client, ipv6Prefix);
+  return client === undefined ? unknownClient(warn) : addressKey(client, ipv6Prefix);
+}
+
+function unknownClient(warn: (code: HttpWarningCode, message: string) => void): string {
   warn('SLUICE_HTTP_NO_CLIENT_ADDRESS', 'A request has no readable client address; it is keyed as "unknown".');
   return 'unknown';
 }
@@ -73,18 +70,22 @@ function warnIfForwarded<Req>(facts: RequestFacts<Req>, warn: (code: HttpWarning
   }
 }
 
-/** The client address of a request: the socket's, or the proxy walk's when trustProxy is set. */
-function createResolver<Req>(
+const NO_HOPS: readonly string[] = [];
+
+/**
+ * The forwarding chain a request's client is read from: none unless trustProxy is set (then
+ * warning about a forwarding header that is ignored), else the proxy header's hops.
+ */
+function createHopReader<Req>(
   config: HttpConfig<Req>,
   warn: (code: HttpWarningCode, message: string) => void,
-): (facts: RequestFacts<Req>) => ReturnType<typeof resolveClientAddress> {
+): (facts: RequestFacts<Req>) => readonly string[] {
   const { trust, proxyHeader } = config;
   const trustAll = trust !== undefined && trustsEverything(trust);
-
   return (facts) => {
     if (trust === undefined) {
       warnIfForwarded(facts, warn);
-      return resolveClientAddress(facts.remoteAddress, [], undefined);
+      return NO_HOPS;
     }
     if (trustAll) {
       warn(
@@ -93,10 +94,16 @@ function createResolver<Req>(
       );
     }
     const value = facts.header(proxyHeader);
-    return resolveClientAddress(
-      facts.remoteAddress,
-      value === undefined ? [] : forwardedHops(proxyHeader, value),
-      trust,
-    );
+    return value === undefined ? NO_HOPS : forwardedHops(proxyHeader, value);
   };
+}
+
+/** The client address of a request: the socket's, or the proxy walk's when trustProxy is set. */
+function createResolver<Req>(
+  config: HttpConfig<Req>,
+  warn: (code: HttpWarningCode, message: string) => void,
+): (facts: RequestFacts<Req>) => ReturnType<typeof resolveClientAddress> {
+  const hopsOf = createHopReader(config, warn);
+  const { trust } = config;
+  return (facts) => resolveClientAddress(facts.remoteAddress, hopsOf(facts), trust);
 }

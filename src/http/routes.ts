@@ -126,6 +126,7 @@ export function compileRoutes<Req>(
 
   return {
     lookup(method, routeId, matching) {
+      if (entries.length === 0) return undefined; // nothing to find: no path to canonicalise
       const table = tableFor(matching);
       const path = canonicalPath(routeId, matching);
       return table.get(`${method} ${path}`) ?? table.get(`* ${path}`);

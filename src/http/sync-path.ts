@@ -1,21 +1,25 @@
 import type { Decision, FailureMode, LimitOptions } from '../decision.js';
-import type { NamedRule } from './config.js';
+import type { HttpConfig, NamedRule } from './config.js';
 import type { ChargeResult, RefundableLimiter } from './nested.js';
 import type { RoutePolicy } from './options.js';
+import { type PolicyHeaders, policyHeaders } from './policy-headers.js';
 
 /**
- * A route whose request can be decided without a Promise: one limit, keyed by client IP, with
- * a constant cost, params and failure mode, on a limiter that can answer synchronously (memory
- * `limitSync`; a leased limiter's `tryLimit`, which may still need the remote).
+ * A route whose request needs none of the general charging: one limit, keyed by client IP, with
+ * a constant cost, params and failure mode. It is decided without a Promise when the limiter can
+ * answer synchronously (memory `limitSync`; a leased limiter's `tryLimit`, which may still need
+ * the remote), else by one awaited `limit` (a Redis limiter).
  */
 export interface SyncPlan {
   name: string;
   limiter: RefundableLimiter;
-  /** `limitSync` or `tryLimit` bound to the limiter; `undefined` when it cannot decide now. */
-  decide: (key: string, options: LimitOptions) => Decision | undefined;
+  /** `limitSync` or `tryLimit` bound to the limiter (it answers `undefined` when it cannot decide now); absent when the limiter has neither. */
+  decide?: (key: string, options: LimitOptions) => Decision | undefined;
   /** Built once, passed to every call (a limiter does not keep or change it). */
   options: LimitOptions;
   keyPrefix: string;
+  /** The route's RateLimit headers of a decision, with the policy's strings built once. */
+  headers: PolicyHeaders;
 }
 
 type SyncDecider = RefundableLimiter & {
@@ -24,14 +28,15 @@ type SyncDecider = RefundableLimiter & {
 };
 
 /**
- * The synchronous plan of a route's rules, or `undefined` when any part of the decision may
- * await: several limits (all-or-nothing charging), a user function (skip, key, cost, params),
- * outcome counting (`countWhen`, `resetWhen`), or a limiter with no synchronous call.
+ * The plan of a route's rules, or `undefined` when the request needs the general path: several
+ * limits (all-or-nothing charging), a user function (skip, key, cost, params) or outcome
+ * counting (`countWhen`, `resetWhen`).
  */
 export function syncPlanOf<Req>(
   rules: readonly NamedRule<Req>[],
   route: RoutePolicy<Req> | undefined,
   failure: FailureMode | undefined,
+  config: Pick<HttpConfig<unknown>, 'draft' | 'legacy' | 'epochClock'>,
 ): SyncPlan | undefined {
   if (rules.length !== 1) return undefined;
   const rule = rules[0] as NamedRule<Req>;
@@ -45,10 +50,17 @@ export function syncPlanOf<Req>(
       : typeof limiter.tryLimit === 'function'
         ? limiter.tryLimit.bind(limiter)
         : undefined;
-  if (decide === undefined) return undefined;
   const options: LimitOptions = failure === undefined ? { cost } : { cost, failure };
   if (rule.params !== undefined) options.params = rule.params;
-  return { name: rule.name, limiter, decide, options, keyPrefix: `${rule.name}:ip:` };
+  const algorithm =
+    options.params === undefined || limiter.algorithmFor === undefined
+      ? limiter.algorithm
+      : limiter.algorithmFor(options.params);
+  const windowSeconds = Math.max(1, Math.ceil(algorithm.horizonMs / 1000));
+  const headers = policyHeaders(rule.name, windowSeconds, config);
+  const plan: SyncPlan = { name: rule.name, limiter, options, keyPrefix: `${rule.name}:ip:`, headers };
+  if (decide !== undefined) plan.decide = decide;
+  return plan;
 }
 
 /** The rule's cost when no function decides it (route first, as `chargesFor` reads it). */

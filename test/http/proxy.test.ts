@@ -1,7 +1,14 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { formatAddress } from '../../src/http/client-ip.js';
-import { compileTrust, forwardedHops, resolveClientAddress, trustsEverything } from '../../src/http/proxy.js';
+import { addressKey, formatAddress } from '../../src/http/client-ip.js';
+import {
+  compileTrust,
+  forwardedHops,
+  resolveClientAddress,
+  resolveClientKey,
+  trustsEverything,
+} from '../../src/http/proxy.js';
 
 const resolve = (socket: string | undefined, xff: string | undefined, trust: Parameters<typeof compileTrust>[0]) => {
   const address = resolveClientAddress(
@@ -92,4 +99,59 @@ describe('compileTrust', () => {
       expect(() => compileTrust(trust as never)).toThrow(ConfigError);
     },
   );
+});
+
+describe('resolveClientKey: the walk with dotted quads kept as text', () => {
+  const entry = fc.oneof(
+    fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((octets) => octets.join('.')),
+    fc.constantFrom('10.0.0.1', '10.1.2.3', '127.0.0.1', '::ffff:10.0.0.1', '::1', '2001:db8::7', '[2001:db8::8]:443'),
+    fc.constantFrom('10.0.0.1:8080', '010.0.0.1', ' 10.0.0.2 ', '10.0.0.256', 'unknown', '_hidden', '', '0x7f.0.0.1'),
+  );
+  const trusts = ['10.0.0.0/8', 'loopback, 10.0.0.1', 2, true, ['::1', '10.0.0.1']] as const;
+
+  it('answers addressKey of the client resolveClientAddress finds, for any chain', () => {
+    fc.assert(
+      fc.property(
+        fc.option(entry, { nil: undefined }),
+        fc.array(entry, { maxLength: 5 }),
+        fc.constantFrom(...trusts),
+        fc.constantFrom(48, 56, 64, 128),
+        (socket, hops, trust, prefix) => {
+          const compiled = compileTrust(trust);
+          const client = resolveClientAddress(socket, hops, compiled);
+          const expected = client === undefined ? undefined : addressKey(client, prefix);
+          expect(resolveClientKey(socket, hops, compiled, prefix)).toBe(expected);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('calls a trust function once per hop walked, as resolveClientAddress does', () => {
+    const calls: [string, number][] = [];
+    const trust = (address: string, hop: number) => {
+      calls.push([address, hop]);
+      return hop < 3;
+    };
+    expect(
+      resolveClientKey('10.0.0.1', forwardedHops('x-forwarded-for', '2001:db8::9, 203.0.113.5, 10.0.0.2'), trust, 56),
+    ).toBe('2001:db8::/56');
+    expect(calls).toEqual([
+      ['10.0.0.1', 0],
+      ['10.0.0.2', 1],
+      ['203.0.113.5', 2],
+    ]);
+  });
+});
+
+describe('compileTrust: an address list remembers its answers, boundedly', () => {
+  it('answers as proxy-addr does, past more distinct addresses than it keeps', () => {
+    const trust = compileTrust('10.0.0.0/8, ::1') as (address: string, hop: number) => boolean;
+    for (let i = 0; i < 5000; i++) {
+      const inside = `10.${i >> 8}.${i & 255}.1`;
+      const outside = `11.${i >> 8}.${i & 255}.1`;
+      expect([trust(inside, 0), trust(outside, 0), trust(inside, 3)]).toEqual([true, false, true]);
+    }
+    expect(trust('::1', 0)).toBe(true);
+  });
 });

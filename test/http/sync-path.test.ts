@@ -1,8 +1,11 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import ipaddr from 'ipaddr.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
+import { StoreUnavailableError } from '../../src/errors.js';
 import { canonicalIpv4Key } from '../../src/http/client-ip.js';
 import { createHttpLimiter, type HttpLimitOptions, ipKey, type RequestFacts } from '../../src/http/index.js';
+import type { Limiter } from '../../src/limiter.js';
 import { createMemoryLimiter } from '../../src/stores/memory/memory-limiter.js';
 
 const limiterOf = (limit: number) =>
@@ -80,6 +83,34 @@ describe('createHttpLimiter decide: the synchronous path', () => {
     }
   });
 
+  it.each([
+    ['draft-11', false],
+    ['draft-7', 'delta'],
+    ['draft-6', 'epoch'],
+    [false, true],
+  ] as const)("headers %s with legacy %s are the awaited path's, allowed and denied", async (headers, legacy) => {
+    const options = { headers, legacyHeaders: legacy, epochClock: () => 1_700_000_000_123 };
+    const http = createHttpLimiter({ limits: { name: 'per-"ip"', limiter: limiterOf(2) }, ...options });
+    const awaited = createHttpLimiter({ limits: { name: 'per-"ip"', limiter: limiterOf(2) }, ...options });
+    for (let i = 0; i < 3; i++) {
+      const verdict = http.decide(facts('203.0.113.7'));
+      expect(verdict).not.toBeInstanceOf(Promise);
+      expect(verdict).toEqual(await awaited.check(facts('203.0.113.7'), { cost: (_info) => 1 }));
+    }
+  });
+
+  it('a route with params writes the window of the algorithm its params make', async () => {
+    const limiter = limiterOf(2);
+    const params = { limit: 10, periodMs: 7_200_000 };
+    const http = createHttpLimiter({ limits: { name: 'p', limiter, params } });
+    const verdict = http.decide(facts('203.0.113.7'));
+    expect(verdict).not.toBeInstanceOf(Promise);
+    expect((verdict as { headers: unknown }).headers).toEqual([
+      ['RateLimit-Policy', '"p";q=10;w=7200'],
+      ['RateLimit', '"p";r=9;t=720'],
+    ]);
+  });
+
   it('IPv6 and unreadable addresses keep their keys on the synchronous path', () => {
     const limiter = limiterOf(5);
     const http = createHttpLimiter({ limiter, onWarning: false });
@@ -133,5 +164,97 @@ describe('createHttpLimiter decide: the synchronous path', () => {
     const verdict = createHttpLimiter({ limiter: throwing }).decide(facts('203.0.113.7'));
     expect(verdict).toBeInstanceOf(Promise);
     await expect(verdict).rejects.toThrow('boom');
+  });
+
+  it('a memory limit is decided by limitSync alone: the awaited limit is never called', () => {
+    const inner = limiterOf(1000);
+    let awaitedCalls = 0;
+    const counting = Object.assign(Object.create(inner), {
+      limit: (...args: Parameters<typeof inner.limit>) => {
+        awaitedCalls++;
+        return inner.limit(...args);
+      },
+    });
+    const http = createHttpLimiter({ limiter: counting, trustProxy: 'loopback' });
+    for (let i = 0; i < 100; i++) {
+      expect(http.decide(facts('127.0.0.1', { 'x-forwarded-for': `10.0.0.${i}` }))).not.toBeInstanceOf(Promise);
+    }
+    expect(awaitedCalls).toBe(0);
+    expect(inner.peekSync('default:ip:10.0.0.7').remaining).toBe(999);
+  });
+});
+
+describe('the client key behind a trusted proxy', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('dotted quads on the socket and in X-Forwarded-For are keyed without an ipaddr.js parse', () => {
+    const parses = [
+      vi.spyOn(ipaddr.IPv4, 'parse'),
+      vi.spyOn(ipaddr.IPv6, 'parse'),
+      vi.spyOn(ipaddr.IPv4, 'isValidFourPartDecimal'),
+    ];
+    const limiter = limiterOf(5);
+    const http = createHttpLimiter({ limiter, trustProxy: '10.0.0.1' });
+    for (let i = 0; i < 100; i++) http.decide(facts('10.0.0.1', { 'x-forwarded-for': `198.51.100.9, 203.0.113.${i}` }));
+    expect(parses.map((spy) => spy.mock.calls.length)).toEqual([0, 0, 0]);
+    expect(limiter.peekSync('default:ip:203.0.113.7').remaining).toBe(4);
+    http.decide(facts('10.0.0.1', { 'x-forwarded-for': '2001:db8::1' }));
+    expect(parses[1]?.mock.calls.length).toBe(1); // anything else still goes through the full parser
+  });
+});
+
+describe('one IP-keyed limit on an async-only limiter (Redis)', () => {
+  const asyncOnly = (limit: Limiter['limit']): Limiter => {
+    const inner = limiterOf(2);
+    return {
+      algorithm: inner.algorithm,
+      limit,
+      peek: (key, options) => inner.peek(key, options),
+      reset: (key) => inner.reset(key),
+      close: () => inner.close(),
+    };
+  };
+
+  it("is decided by one limit call, with the general path's verdicts down to the 429", async () => {
+    const inner = limiterOf(2);
+    let calls = 0;
+    const limiter = asyncOnly((key, options) => {
+      calls++;
+      return inner.limit(key, options);
+    });
+    const http = createHttpLimiter({ limiter, legacyHeaders: true });
+    const general = createHttpLimiter({ limiter: limiterOf(2), legacyHeaders: true });
+    for (let i = 0; i < 3; i++) {
+      expect(await http.decide(facts('203.0.113.7'))).toEqual(
+        await general.check(facts('203.0.113.7'), { cost: (_info) => 1 }),
+      );
+    }
+    expect(calls).toBe(3);
+    expect(inner.peekSync('default:ip:203.0.113.7').remaining).toBe(0);
+  });
+
+  it.each([
+    ['closed', 'respond'],
+    ['open', 'continue'],
+  ] as const)('a store failure fails %s, telling onStoreError the request', async (failure, action) => {
+    const seen: (string | undefined)[] = [];
+    const limiter = asyncOnly(() => Promise.reject(new StoreUnavailableError('down')));
+    const http = createHttpLimiter({
+      limiter,
+      failure,
+      onWarning: false,
+      onStoreError: (_error, info) => seen.push(info.ipKey),
+    });
+    const verdict = await http.decide(facts('203.0.113.7'));
+    expect(verdict.action).toBe(action);
+    if (verdict.action === 'respond') expect(verdict.response.status).toBe(503);
+    expect(seen).toEqual(['203.0.113.7']);
+  });
+
+  it('any other error rejects, as on the general path', async () => {
+    const limiter = asyncOnly(() => Promise.reject(new Error('bug')));
+    await expect(createHttpLimiter({ limiter }).decide(facts('203.0.113.7'))).rejects.toThrow('bug');
   });
 });
