@@ -100,7 +100,11 @@ export type OptionNames<T> = { readonly [K in keyof Required<T>]: true };
  * given, every name in it is one of `known`'s; returns it. A misspelt option (`trustproxy`) is
  * otherwise silently its default, which for a limiter is often the unsafe one.
  */
-export function requireOptions<T extends object>(name: string, value: T | undefined, known?: OptionNames<T>): T {
+export function requireOptions<T extends object>(
+  name: string,
+  value: T | undefined,
+  known?: OptionNames<T> | Readonly<Record<string, true>>,
+): T {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ConfigError(`${name} must be an options object, got ${describe(value)}`);
   }

@@ -1,7 +1,7 @@
 import proxyaddr from 'proxy-addr';
 import type { FailureMode } from '../decision.js';
 import { ConfigError } from '../errors.js';
-import { orDefault, requireInteger, requireOptions } from '../validate.js';
+import { type OptionNames, orDefault, requireInteger, requireOptions } from '../validate.js';
 import { checkIpv6Prefix, DEFAULT_IPV6_PREFIX } from './client-ip.js';
 import { checkPolicyName, type LegacyReset, RATELIMIT_DRAFTS, type RateLimitDraft } from './headers.js';
 import type { RefundableLimiter } from './nested.js';
@@ -28,12 +28,58 @@ export interface HttpConfig<Req> {
   routeMatching: Required<RouteMatching>;
 }
 
+const HTTP_OPTION_NAMES: OptionNames<HttpLimitOptions<unknown>> = {
+  limiter: true,
+  limits: true,
+  inFlight: true,
+  reservations: true,
+  trustProxy: true,
+  ipv6Prefix: true,
+  proxyHeader: true,
+  headers: true,
+  legacyHeaders: true,
+  headerLimits: true,
+  failure: true,
+  skip: true,
+  allowList: true,
+  routes: true,
+  routeMatching: true,
+  problemType: true,
+  respond: true,
+  onWarning: true,
+  onStoreError: true,
+  onDegradedChange: true,
+  epochClock: true,
+};
+/** The adapters' own options (Fastify's `hook`, Hono's `clientAddress`) reach the core with the rest. */
+const ADAPTER_OPTION_NAMES = { ...HTTP_OPTION_NAMES, hook: true, clientAddress: true } as const;
+const LIMIT_RULE_OPTION_NAMES: OptionNames<LimitRule<unknown>> = {
+  name: true,
+  limiter: true,
+  key: true,
+  skip: true,
+  cost: true,
+  params: true,
+  countWhen: true,
+  resetWhen: true,
+};
+const ROUTE_POLICY_OPTION_NAMES: OptionNames<RoutePolicy<unknown>> = {
+  skip: true,
+  failure: true,
+  cost: true,
+  limits: true,
+  countWhen: true,
+  resetWhen: true,
+};
+/** Fastify's route policy also names its `hook`. */
+const ADAPTER_ROUTE_POLICY_OPTION_NAMES = { ...ROUTE_POLICY_OPTION_NAMES, hook: true } as const;
+
 /**
  * Validates every option once, at construction.
  * @throws {ConfigError} on the first invalid option.
  */
 export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<Req> {
-  requireOptions('rate limit options', options);
+  requireOptions('rate limit options', options, ADAPTER_OPTION_NAMES);
   if (options.limiter !== undefined && options.limits !== undefined) {
     throw new ConfigError('give either limiter or limits, not both');
   }
@@ -81,7 +127,7 @@ export function resolveConfig<Req>(options: HttpLimitOptions<Req>): HttpConfig<R
  * @throws {ConfigError} on an invalid route policy.
  */
 export function routeRules<Req>(route: RoutePolicy<Req>, rules: readonly NamedRule<Req>[]): NamedRule<Req>[] {
-  requireOptions('a route policy', route);
+  requireOptions('a route policy', route, ADAPTER_ROUTE_POLICY_OPTION_NAMES);
   if (route.failure !== undefined) checkFailureMode(route.failure);
   const { cost } = route;
   if (typeof cost === 'number') requireInteger('route cost', cost, 0);
@@ -102,6 +148,7 @@ export function routeRules<Req>(route: RoutePolicy<Req>, rules: readonly NamedRu
 
 function nameRules<Req>(list: readonly LimitRule<Req>[]): NamedRule<Req>[] {
   return list.map((rule) => {
+    requireOptions(`limit "${rule?.name ?? 'default'}"`, rule, LIMIT_RULE_OPTION_NAMES);
     const limiter = rule?.limiter as { limit?: unknown; algorithm?: unknown } | undefined;
     if (!limiter || typeof limiter.limit !== 'function' || !limiter.algorithm) {
       throw new ConfigError('every limit needs a Sluice limiter (with limit() and algorithm)');

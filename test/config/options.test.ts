@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createConcurrencyLimiter, memoryHolds, redisHolds, reserve } from '../../src/concurrency/index.js';
+import { rateLimit } from '../../src/http/express/index.js';
+import { createHttpLimiter } from '../../src/http/index.js';
 import {
   ConfigError,
   createLeasedLimiter,
@@ -81,6 +83,33 @@ describe('bad options are rejected at construction, naming the option (issue 12 
       'leased remote: undefined',
       () => createLeasedLimiter({ remote: undefined as never, leaseSize: 1 }),
       /^remote must be a Limiter/,
+    ],
+  ])('%s', (_name, build, message) => {
+    const error = thrownBy(build);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it.each<[string, () => unknown, RegExp]>([
+    [
+      'http trustproxy',
+      () => createHttpLimiter({ limiter: memory(), trustproxy: true } as never),
+      /did you mean 'trustProxy'\?/,
+    ],
+    [
+      'express trustproxy',
+      () => rateLimit({ limiter: memory(), trustproxy: true } as never),
+      /did you mean 'trustProxy'\?/,
+    ],
+    [
+      'a limit rule',
+      () => createHttpLimiter({ limits: [{ name: 'login', limiter: memory(), countwhen: () => true }] } as never),
+      /limit "login": unknown option 'countwhen' \(did you mean 'countWhen'\?\)/,
+    ],
+    [
+      'a route policy',
+      () => createHttpLimiter({ limiter: memory(), routes: { 'POST /login': { Cost: 5 } } } as never),
+      /a route policy: unknown option 'Cost' \(did you mean 'cost'\?\)/,
     ],
   ])('%s', (_name, build, message) => {
     const error = thrownBy(build);
@@ -176,6 +205,33 @@ describe('a misspelt or unknown option is a ConfigError naming it, not silently 
       'throttle',
       () => throttle(async () => 1, { limiter: memory(), key: 'k', maxwaitms: 1 } as never),
       /did you mean 'maxWaitMs'\?/,
+    ],
+  ])('%s', (_name, build, message) => {
+    const error = thrownBy(build);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it.each<[string, () => unknown, RegExp]>([
+    [
+      'http trustproxy',
+      () => createHttpLimiter({ limiter: memory(), trustproxy: true } as never),
+      /did you mean 'trustProxy'\?/,
+    ],
+    [
+      'express trustproxy',
+      () => rateLimit({ limiter: memory(), trustproxy: true } as never),
+      /did you mean 'trustProxy'\?/,
+    ],
+    [
+      'a limit rule',
+      () => createHttpLimiter({ limits: [{ name: 'login', limiter: memory(), countwhen: () => true }] } as never),
+      /limit "login": unknown option 'countwhen' \(did you mean 'countWhen'\?\)/,
+    ],
+    [
+      'a route policy',
+      () => createHttpLimiter({ limiter: memory(), routes: { 'POST /login': { Cost: 5 } } } as never),
+      /a route policy: unknown option 'Cost' \(did you mean 'cost'\?\)/,
     ],
   ])('%s', (_name, build, message) => {
     const error = thrownBy(build);
