@@ -60,8 +60,9 @@ interface Wrapped extends PolicyContext {
  * during a blip before any policy applies: when the wrapped limiter has a synchronous
  * `tryLimit`, every call tries it first, so lease hits and cached refusals pay no deadline
  * timer and are served even while the breaker is open. `refund`, `charge`, `reset` and the admin
- * operations (`block`, `penalty`, …) go to the store under the same deadline and breaker, and reject with {@link StoreUnavailableError} when
- * it cannot answer (no policy can refund or charge). `close()` closes the wrapped limiter too.
+ * operations (`block`, `penalty`, …) go to the store under the same deadline and breaker, and
+ * reject with {@link StoreUnavailableError} when it cannot answer (no policy can answer for them).
+ * `close()` closes the wrapped limiter too.
  *
  * @throws {ConfigError} when `limiter` is not a Limiter, on invalid options (naming the option;
  * durations above 2^31 − 1 ms included), `failure: 'fallback'` without `fallback`, or an
