@@ -101,7 +101,7 @@ describe('exact decision batching', () => {
     }
   });
 
-  it('reads and writes a hot key once per call: 256 decisions of one key in one call cost 1 MGET, 1 SET and 1 GET (its block), admitting exactly 100; 256 more over the limit cost 1 MGET, 1 PTTL and 1 GET', async () => {
+  it('reads and writes a hot key once per call: 256 decisions of one key in one call cost 2 MGETs (its state, its block) and 1 SET, admitting exactly 100; 256 more over the limit cost 2 MGETs and 1 PTTL', async () => {
     const limiter = createRedisLimiter({
       client: connections[2],
       algorithm: gcra({ limit: 100, periodMs: 60_000 }),
@@ -118,12 +118,30 @@ describe('exact decision batching', () => {
     const first = await turn();
     expect(first.decisions.filter((d) => d.allowed)).toHaveLength(100);
     expect(first.decisions.map((d) => d.remaining).slice(98, 101)).toEqual([1, 0, 0]);
-    // The GET is the key's block (docs/admin.md), read once per key and call like its state.
-    expect(first.calls).toEqual({ get: 1, mget: 1, pttl: 0, set: 1, evalsha: 1 });
+    // The second MGET reads the key's block (docs/admin.md), once per key and call like its state.
+    expect(first.calls).toEqual({ get: 0, mget: 2, pttl: 0, set: 1, evalsha: 1 });
     // Over the limit the stored TAT is ahead of now: one PTTL for the key, not one per decision.
     const second = await turn();
     expect(second.decisions.filter((d) => d.allowed)).toHaveLength(0);
-    expect(second.calls).toEqual({ get: 1, mget: 1, pttl: 1, set: 0, evalsha: 1 });
+    expect(second.calls).toEqual({ get: 0, mget: 2, pttl: 1, set: 0, evalsha: 1 });
+  });
+
+  it('reads the blocks of a call of 64 keys in one MGET, not one GET per key, and still honours one', async () => {
+    const limiter = createRedisLimiter({
+      client: connections[2],
+      algorithm: gcra({ limit: 100, periodMs: 60_000 }),
+      prefix: prefix(),
+      batch: { maxDecisions: 64 },
+    });
+    await limiter.block?.('k7', 60_000);
+    const keys = Array.from({ length: 64 }, (_, i) => `k${i}`);
+    const before = await commandCalls();
+    const decisions = await Promise.all(keys.map((key) => limiter.limit(key)));
+    const after = await commandCalls();
+    expect(after.get - before.get).toBe(0);
+    expect(after.mget - before.mget).toBe(2);
+    expect(after.evalsha - before.evalsha).toBe(1);
+    expect(decisions.map((d, i) => (d.allowed ? '' : keys[i])).filter(Boolean)).toEqual(['k7']);
   });
 
   it("fails only the decision whose command fails; the call's others are decided and charged as alone", async () => {

@@ -127,6 +127,24 @@ end
 -- In a slot being migrated, a block key not (or no longer) on this node errors: read as none.
 -- Read once per key and call: a hot key decided k times in a batch costs one GET, not k.
 local block_ends = {}
+-- Every key's block in one MGET before the first decision, each key named once: a GET per key
+-- doubled the commands a batched decision runs (its SET is the other). If the MGET errors (a
+-- slot being migrated), each key is read alone in decide_unblocked, so only the keys not here
+-- read as unblocked.
+local function read_blocks(keys)
+  local owners, names = {}, {}
+  for i = 1, #keys do
+    local key = keys[i]
+    if not owners[key] then
+      owners[key] = true
+      owners[#owners + 1] = key
+      names[#owners] = key .. ':block'
+    end
+  end
+  local found = redis.pcall('MGET', unpack(names))
+  if found.err then return end
+  for j = 1, #owners do block_ends[owners[j]] = tonumber(found[j]) or false end
+end
 local function decide_unblocked(rule, key, cost, commit, i)
   local block_end = block_ends[key]
   if block_end == nil then
@@ -149,6 +167,7 @@ local function decide_one(rule, key, cost, commit, i)
   if type(allowed) == 'table' then allowed = allowed.err end
   return 'error', tostring(allowed), 0, 0
 end
+read_blocks(KEYS)
 local replies = {}
 local costs_at = 4
 local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
