@@ -99,35 +99,7 @@ end
 -- A blocked key (its block key holds the block's end, ms) denies whatever the rule says:
 -- allowed -2, nothing spent, retry at the later of the block's end and the rule's own retry
 -- (a partial request's own retry is one unit's).
--- In a slot being migrated, a block key not (or no longer) on this node errors: read as none.
--- Read once per key and call: a hot key decided k times in a batch costs one GET, not k.
-local block_ends = {}
--- Every key's block in one MGET before the first decision, each key named once: a GET per key
--- doubled the commands a batched decision runs (its SET is the other). If the MGET errors (a
--- slot being migrated), each key is read alone in decide_unblocked, so only the keys not here
--- read as unblocked.
-local function read_blocks(keys)
-  local owners, names = {}, {}
-  for i = 1, #keys do
-    local key = keys[i]
-    if not owners[key] then
-      owners[key] = true
-      owners[#owners + 1] = key
-      names[#owners] = key .. ':block'
-    end
-  end
-  local found = redis.pcall('MGET', unpack(names))
-  if found.err then return end
-  for j = 1, #owners do block_ends[owners[j]] = tonumber(found[j]) or false end
-end
-local function decide_unblocked(rule, key, cost, commit, i)
-  local block_end = block_ends[key]
-  if block_end == nil then
-    local found = redis.pcall('GET', key .. ':block')
-    block_end = type(found) == 'string' and tonumber(found) or false
-    block_ends[key] = block_end
-  end
-  if not block_end or block_end <= now_ms then return rule(key, cost, commit, i) end
+local function decide_blocked(block_end, rule, key, cost, i)
   local left = block_end - now_ms
   if rule ~= decide and cost > 1 then cost = 1 end
   local allowed, _, retry, reset = decide(key, cost, false, i)
@@ -135,14 +107,52 @@ local function decide_unblocked(rule, key, cost, commit, i)
   if retry ~= -1 then retry = max(retry, left) end
   return -2, 0, retry, max(reset, left)
 end
+-- A batch reads every key's block in one MGET before its first decision (a run of one key, as
+-- a hot key's batch is, named once), kept for the blocked keys only: a GET per key doubled the
+-- commands a batched decision runs (its SET is the other). A call of one key reads its block
+-- alone, sparing the tables. In a slot being migrated, a block key not (or no longer) on this
+-- node errors, and so does the MGET: then each key is read alone, and only the keys not here
+-- read as unblocked.
+local blocks_read, block_ends = false, {}
+local function read_blocks(keys)
+  local names, last = {}, nil
+  for i = 1, #keys do
+    if keys[i] ~= last then
+      last = keys[i]
+      names[#names + 1] = last .. ':block'
+    end
+  end
+  local found = redis.pcall('MGET', unpack(names))
+  if found.err then return end
+  local j = 0
+  last = nil
+  for i = 1, #keys do
+    if keys[i] ~= last then
+      last, j = keys[i], j + 1
+      if found[j] then block_ends[last] = tonumber(found[j]) end
+    end
+  end
+  blocks_read = true
+end
+local function block_end_of(key)
+  if blocks_read then return block_ends[key] end
+  local found = redis.pcall('GET', key .. ':block')
+  return type(found) == 'string' and tonumber(found) or nil
+end
 -- A failing command fails its own decision; the call's others stand as if alone.
 local function decide_one(rule, key, cost, commit, i)
-  local ok, allowed, remaining, retry, reset = pcall(decide_unblocked, rule, key, cost, commit, i)
+  local block_end = block_end_of(key)
+  local ok, allowed, remaining, retry, reset
+  if block_end and block_end > now_ms then
+    ok, allowed, remaining, retry, reset = pcall(decide_blocked, block_end, rule, key, cost, i)
+  else
+    ok, allowed, remaining, retry, reset = pcall(rule, key, cost, commit, i)
+  end
   if ok then return allowed, remaining, retry, reset end
   if type(allowed) == 'table' then allowed = allowed.err end
   return 'error', tostring(allowed), 0, 0
 end
-read_blocks(KEYS)
+if #KEYS > 1 then read_blocks(KEYS) end
 local replies = {}
 local costs_at = 4
 local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
