@@ -122,3 +122,47 @@ describe('hash tags on a 3-master Redis Cluster: holds and pauses', () => {
     expect(await pauses.pausedForMs(b)).toBe(0);
   });
 });
+
+describe('blocks in a slot being migrated', () => {
+  /** Two ids whose keys share one slot, so one batched call decides both. */
+  function twoIdsOfOneSlot(): [string, string] {
+    const first = new Map<number, string>();
+    for (let i = 0; ; i++) {
+      const id = `m${i}`;
+      const slot = keySlot(`{${id}}`);
+      const other = first.get(slot);
+      if (other !== undefined) return [other, id];
+      first.set(slot, id);
+    }
+  }
+
+  it("reads each key's block alone when a batch's MGET fails: a block still here holds, one moved away reads as none", async () => {
+    const prefix = `mig${++prefixes}:`;
+    const limiter = createRedisLimiter({
+      client: ioredis,
+      algorithm: gcra({ limit: 5, periodMs: 60_000 }),
+      prefix,
+      clock: manualClock().now,
+      onWarning: false,
+      batch: { bySlot: true },
+    });
+    const [moved, staying] = twoIdsOfOneSlot();
+    const slot = keySlot(`{${moved}}`);
+    const from = await cluster.ownerOf(slot);
+    const to = cluster.masters.find((master) => master.id !== from.id);
+    if (!to) throw new Error('a second master');
+    for (const id of [moved, staying]) {
+      await limiter.limit(id);
+      await limiter.block?.(id, 60_000);
+    }
+    await to.admin.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', from.id);
+    await from.admin.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', to.id);
+    await from.admin.call('MIGRATE', '127.0.0.1', to.port, '', 0, 5000, 'KEYS', `${prefix}{${moved}}:block`);
+    const [decisionOfMoved, decisionOfStaying] = await Promise.all([limiter.limit(moved), limiter.limit(staying)]);
+    // The moved block cannot be read where the state is (docs/admin.md, limits on Cluster).
+    expect(decisionOfMoved).toMatchObject({ allowed: true });
+    expect(decisionOfStaying).toMatchObject({ allowed: false, reason: 'blocked' });
+    await cluster.migrateSlot(slot, to);
+    expect(await limiter.limit(moved)).toMatchObject({ allowed: false, reason: 'blocked' });
+  });
+});
