@@ -32,7 +32,7 @@ const encoder = new TextEncoder();
 export async function storageKeyOf(ruleName: string, key: string): Promise<string> {
   if (typeof key !== 'string') {
     throw new InvalidKeyError(
-      `the key function of '${ruleName}' returned ${describe(key)}: it must return a string, or undefined or null`,
+      `the key of '${ruleName}' must be a string, got ${describe(key)}: a key function returns a string, undefined (the client IP) or null (the limit does not apply)`,
     );
   }
   checkWellFormed(key);
