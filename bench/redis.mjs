@@ -43,15 +43,18 @@ const HOT = {
   batched: { label: 'Redis GCRA, `batch: true`', create: (redis, prefix) => hotRemote(redis, prefix, true) },
   leased: {
     label: 'leased, lease 100, over Redis (pass-through)',
-    create: (redis, prefix) => createLeasedLimiter({ remote: hotRemote(redis, prefix, false), leaseSize: 100 }),
+    create: (redis, prefix) =>
+      createLeasedLimiter({ remote: hotRemote(redis, prefix, false), leaseSize: 100, onWarning: false }),
   },
   leasedBatched: {
     label: 'leased, lease 100, over Redis `batch: true` (pass-through)',
-    create: (redis, prefix) => createLeasedLimiter({ remote: hotRemote(redis, prefix, true), leaseSize: 100 }),
+    create: (redis, prefix) =>
+      createLeasedLimiter({ remote: hotRemote(redis, prefix, true), leaseSize: 100, onWarning: false }),
   },
   leasedLarge: {
     label: 'leased, lease 10,000, over Redis (leases)',
-    create: (redis, prefix) => createLeasedLimiter({ remote: hotRemote(redis, prefix, false), leaseSize: 10_000 }),
+    create: (redis, prefix) =>
+      createLeasedLimiter({ remote: hotRemote(redis, prefix, false), leaseSize: 10_000, onWarning: false }),
   },
 };
 

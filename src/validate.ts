@@ -175,7 +175,7 @@ export function requireLimiter(name: string, value: unknown): Limiter {
 }
 
 /** A short, never-throwing description of an option's value for an error message. */
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return 'an array';

@@ -8,6 +8,7 @@ import { ConfigError, docsLink } from './errors.js';
  * |---|---|---|
  * | `SLUICE_DEGRADED` | `withFailurePolicy` | the store could not decide and no `onDegraded` is wired: decisions follow the failure policy |
  * | `SLUICE_REDIS_EVICTION` | `createRedisLimiter` | the server's `maxmemory-policy` can evict Sluice's keys, which resets their limits |
+ * | `SLUICE_LEASE_NO_INVALIDATIONS` | `createLeasedLimiter` | the remote has no `invalidations` (a Redis limiter without `subscriber`): a reset or block on another instance does not reach units leased here |
  * | `SLUICE_HTTP_FORWARDED_UNTRUSTED` | HTTP | a request carries `X-Forwarded-For` or `Forwarded` but no proxy is trusted: keys use the socket address |
  * | `SLUICE_HTTP_TRUST_ALL` | HTTP | `trustProxy` trusts every hop: the client picks its own key with a forged header |
  * | `SLUICE_HTTP_NO_CLIENT_ADDRESS` | HTTP | a request has no readable socket address: it is keyed as `unknown` |
@@ -19,6 +20,7 @@ import { ConfigError, docsLink } from './errors.js';
 export type SluiceWarningCode =
   | 'SLUICE_DEGRADED'
   | 'SLUICE_REDIS_EVICTION'
+  | 'SLUICE_LEASE_NO_INVALIDATIONS'
   | 'SLUICE_HTTP_FORWARDED_UNTRUSTED'
   | 'SLUICE_HTTP_TRUST_ALL'
   | 'SLUICE_HTTP_NO_CLIENT_ADDRESS'

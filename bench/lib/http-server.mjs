@@ -32,7 +32,9 @@ async function sluiceLimiter() {
   if (store === 'memory') return createMemoryLimiter({ algorithm });
   const { createRedisLimiter } = await import('sluice/redis');
   const remote = createRedisLimiter({ client: await redisClient(), algorithm, prefix, batch: store === 'batch' });
-  return store === 'leased' ? createLeasedLimiter({ remote, leaseSize: Math.min(LEASE_SIZE, limit) }) : remote;
+  return store === 'leased'
+    ? createLeasedLimiter({ remote, leaseSize: Math.min(LEASE_SIZE, limit), onWarning: false })
+    : remote;
 }
 
 const sluiceOptions = async () => ({

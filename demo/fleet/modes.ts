@@ -44,8 +44,14 @@ function leased(leaseSize: number, returning: boolean): FleetMode {
     name: `leased-${leaseSize}${returning ? '-return' : ''}`,
     label: `Redis GCRA, leased ${leaseSize} at a time${returning ? `, returned after ${RETURN_IDLE_MS} ms idle` : ''}`,
     usesRedis: true,
+    // No instance resets or blocks a key, so no subscriber (SLUICE_LEASE_NO_INVALIDATIONS silenced).
     create: (context) =>
-      createLeasedLimiter({ remote: shared(context), leaseSize, returnIdleMs: returning ? RETURN_IDLE_MS : 0 }),
+      createLeasedLimiter({
+        remote: shared(context),
+        leaseSize,
+        returnIdleMs: returning ? RETURN_IDLE_MS : 0,
+        onWarning: false,
+      }),
   };
 }
 

@@ -1,5 +1,5 @@
 import { type Clock, monotonicClock, readClock } from '../limiter.js';
-import { type OptionNames, orDefault, requireFunction, requireInteger, requireOptions } from '../validate.js';
+import { checkKey, type OptionNames, orDefault, requireFunction, requireInteger, requireOptions } from '../validate.js';
 import type { HoldAnswer, HoldStore } from './types.js';
 
 /** Options of {@link memoryHolds}. */
@@ -25,7 +25,7 @@ const MEMORY_HOLDS_OPTION_NAMES: OptionNames<MemoryHoldsOptions> = { maxKeys: tr
  * Memory is bounded by `maxKeys` × the limiter's `limit` hold ids.
  *
  * @throws {ConfigError} when options is not an object, `maxKeys` is not an integer ≥ 1 or `clock`
- * not a function.
+ * not a function. Each method rejects with `InvalidKeyError` for a key a limiter would refuse.
  * @example
  * ```ts
  * import { createConcurrencyLimiter, memoryHolds } from 'sluice/concurrency';
@@ -69,6 +69,7 @@ export function memoryHolds(options: MemoryHoldsOptions = {}): HoldStore {
 
   return {
     async acquire(key, id, limit, holdMs): Promise<HoldAnswer> {
+      checkKey(key);
       const nowMs = readClock(clock);
       let holds = liveHolds(key, nowMs);
       if (holds === undefined) {
@@ -84,6 +85,7 @@ export function memoryHolds(options: MemoryHoldsOptions = {}): HoldStore {
       return { granted: true, held: holds.size, retryAfterMs: 0 };
     },
     async renew(key, id, holdMs) {
+      checkKey(key);
       const nowMs = readClock(clock);
       const holds = liveHolds(key, nowMs);
       if (holds?.has(id) !== true) return false;
@@ -91,10 +93,12 @@ export function memoryHolds(options: MemoryHoldsOptions = {}): HoldStore {
       return true;
     },
     async release(key, id) {
+      checkKey(key);
       const holds = keys.get(key);
       if (holds?.delete(id) && holds.size === 0) keys.delete(key);
     },
     async held(key) {
+      checkKey(key);
       return liveHolds(key, readClock(clock))?.size ?? 0;
     },
   };

@@ -2,7 +2,7 @@ import { StoreUnavailableError } from '../errors.js';
 import { toScriptClient } from '../stores/redis/client.js';
 import { checkPrefix, redisKeyName } from '../stores/redis/key-name.js';
 import { runScript } from '../stores/redis/script.js';
-import { type OptionNames, orDefault, requireOptions } from '../validate.js';
+import { checkKey, type OptionNames, orDefault, requireOptions } from '../validate.js';
 import { acquireScript, heldScript, renewOrReleaseScript } from './redis-scripts.js';
 import type { HoldStore } from './types.js';
 
@@ -25,7 +25,8 @@ const REDIS_HOLDS_OPTION_NAMES: OptionNames<RedisHoldsOptions> = { client: true,
  * (hold id → expiry on the server's `TIME`), one script call per acquire, renewal or release.
  *
  * @throws {ConfigError} when options is not an object, `client` is not a Redis client, or
- * `prefix` is not a string or holds `{` or `}`.
+ * `prefix` is not a string or holds `{` or `}`. Each method rejects with `InvalidKeyError` for a
+ * key a limiter would refuse, before any I/O.
  * @example
  * ```ts
  * import { Redis } from 'ioredis';
@@ -39,7 +40,11 @@ export function redisHolds(options: RedisHoldsOptions): HoldStore {
   requireOptions('redisHolds options', options, REDIS_HOLDS_OPTION_NAMES);
   const client = toScriptClient(options.client);
   const prefix = checkPrefix(orDefault(options.prefix, 'sluice:holds:'));
-  const redisKey = (key: string) => redisKeyName(prefix, key);
+  // Checked here, not only by the limiter: the store's own methods are public too.
+  const redisKey = (key: string) => {
+    checkKey(key);
+    return redisKeyName(prefix, key);
+  };
   const failedTo = (action: string) => (error: unknown) => {
     throw new StoreUnavailableError(`Redis could not ${action} a hold`, error);
   };

@@ -1,7 +1,9 @@
 /**
  * Where holds live. A store keeps, per key, the ids of live holds and when each expires; it never
  * counts a hold past its expiry, so a holder that crashed frees its slot within `holdMs`.
- * Keys reach a store already checked (`checkKey`).
+ * Sluice's stores (`memoryHolds`, `redisHolds`) reject a key the limiters would refuse (not a
+ * non-empty, well-formed string of ≤ 512 UTF-8 bytes) with `InvalidKeyError` before any read or
+ * write, whether called through `createConcurrencyLimiter` or directly.
  */
 export interface HoldStore {
   /**

@@ -34,7 +34,7 @@ async function chargeOf<Req>(
     key:
       identity === undefined || identity === ''
         ? `${rule.name}:ip:${info.ipKey}`
-        : await storageKeyOf(rule.name, String(identity)),
+        : await storageKeyOf(rule.name, identity),
     cost: await costOf(rule, costs, info),
   };
   const params = typeof rule.params === 'function' ? await rule.params(info) : rule.params;

@@ -35,7 +35,10 @@ export interface InFlightRule<Req> {
   name?: string;
   /** Holds the slots, e.g. `createConcurrencyLimiter({ limit: 5, holdMs: 30_000, store })`. */
   limiter: InFlightLimiter;
-  /** The identity capped, as a limit rule's `key`: `undefined` or `''` is the client IP, `null` exempts the request. */
+  /**
+   * The identity capped, as a limit rule's `key`: `undefined` or `''` is the client IP, `null`
+   * exempts the request, any other non-string fails it with `InvalidKeyError`.
+   */
   key?: LimitRule<Req>['key'];
 }
 
@@ -118,7 +121,7 @@ async function keyOf<Req>(cap: Cap<Req>, info: RequestInfo<Req>): Promise<string
   const identity = cap.key ? await cap.key(info) : undefined;
   if (identity === null) return null;
   if (identity === undefined || identity === '') return `${cap.name}:ip:${info.ipKey}`;
-  return storageKeyOf(cap.name, String(identity));
+  return storageKeyOf(cap.name, identity);
 }
 
 function settlerWith<Req>(

@@ -54,7 +54,9 @@ export interface LimitRule<Req> {
    * The identity to limit (API key, user id). Returning `undefined` or `''` falls back to the
    * client IP key; returning `null` means this limit does not apply to the request (it is not
    * charged and not reported in the headers), e.g. a per-API-key limit on a request without a
-   * key. Keys longer than 512 UTF-8 bytes are replaced by their SHA-256.
+   * key. Keys longer than 512 UTF-8 bytes are replaced by their SHA-256. Any other value (a
+   * number, an object, a boolean) is never coerced: the request fails with `InvalidKeyError`
+   * naming the limit (the framework's 500), so no two clients share a key by accident.
    */
   key?: (request: RequestInfo<Req>) => string | null | undefined | Promise<string | null | undefined>;
   /**

@@ -1,4 +1,5 @@
-import { checkWellFormed, MAX_KEY_BYTES } from '../validate.js';
+import { InvalidKeyError } from '../errors.js';
+import { checkWellFormed, describe, MAX_KEY_BYTES } from '../validate.js';
 
 const encoder = new TextEncoder();
 
@@ -14,7 +15,9 @@ const encoder = new TextEncoder();
  * `<ruleName>:id#<SHA-256 of key, base64url>`: deterministic, bounded, unforgeable, hence async.
  * Web Crypto and TextEncoder rather than node:crypto and Buffer, so the Hono adapter runs on
  * runtimes without Node's built-ins.
- * @throws {InvalidKeyError} (rejects) when `key` holds a lone surrogate, as every store would.
+ * @throws {InvalidKeyError} (rejects) naming `ruleName` when `key` is not a string (a key
+ * function that returned a number, an object, `false`…: coerced, every such request would share
+ * one bucket, e.g. `'[object Object]'`), or holds a lone surrogate, as every store would.
  * @example
  * ```ts
  * import { createMemoryLimiter, gcra } from 'sluice';
@@ -27,6 +30,11 @@ const encoder = new TextEncoder();
  * ```
  */
 export async function storageKeyOf(ruleName: string, key: string): Promise<string> {
+  if (typeof key !== 'string') {
+    throw new InvalidKeyError(
+      `the key of '${ruleName}' must be a string, got ${describe(key)}: a key function returns a string, undefined (the client IP) or null (the limit does not apply)`,
+    );
+  }
   checkWellFormed(key);
   const stored = `${ruleName}:id:${key}`;
   if (stored.length * 3 <= MAX_KEY_BYTES || encoder.encode(stored).length <= MAX_KEY_BYTES) return stored;

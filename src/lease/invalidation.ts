@@ -1,4 +1,5 @@
 import type { InvalidationChange, Limiter } from '../limiter.js';
+import type { Warner } from '../warnings.js';
 import type { KeyState } from './key-state.js';
 import type { KeyTable } from './key-table.js';
 import type { LeaseCounters } from './stats.js';
@@ -31,14 +32,24 @@ export function forget(state: KeyState, counters: LeaseCounters, change: Invalid
   state.epoch++;
 }
 
-/** Subscribes `tables` (one per lane) to the remote's invalidations (when it has them); returns the unsubscribe. */
+/**
+ * Subscribes `tables` (one per lane) to the remote's invalidations; returns the unsubscribe. A
+ * remote without them is warned about: other instances' changes would never reach this one.
+ */
 export function followInvalidations(
   remote: Limiter,
   tables: () => Iterable<KeyTable>,
   counters: LeaseCounters,
+  warn: Warner,
 ): () => void {
   const invalidations = remote.invalidations;
-  if (invalidations === undefined) return () => {};
+  if (invalidations === undefined) {
+    warn(
+      'SLUICE_LEASE_NO_INVALIDATIONS',
+      `the remote of this leased limiter ('${remote.algorithm.name}') has no invalidations: a reset, block or invalidate made on another instance does not reach what this one holds (leased units, cached refusals) until it expires; give the Redis limiter a subscriber connection, or set onWarning: false`,
+    );
+    return () => {};
+  }
   return invalidations.subscribe((key, change) => {
     counters.invalidations++;
     for (const table of tables()) {

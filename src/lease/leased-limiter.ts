@@ -92,7 +92,10 @@ export interface LeasedLimiter extends Limiter {
  * import { createLeasedLimiter, gcra } from 'sluice';
  * import { createRedisLimiter } from 'sluice/redis';
  *
- * const remote = createRedisLimiter({ client: new Redis(), algorithm: gcra({ limit: 10_000, periodMs: 60_000 }) });
+ * const client = new Redis();
+ * const algorithm = gcra({ limit: 10_000, periodMs: 60_000 });
+ * // With a subscriber, a reset or block on any instance reaches the units the others hold.
+ * const remote = createRedisLimiter({ client, subscriber: client.duplicate(), algorithm });
  * // 10 instances: leases of 250 (limit ÷ (4 × instances)) keep the worst-case error under a quarter.
  * const limiter = createLeasedLimiter({ remote, leaseSize: 250, returnIdleMs: 5_000 });
  * const decision = limiter.tryLimit('tenant:acme') ?? (await limiter.limit('tenant:acme'));
@@ -110,7 +113,7 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
     (await Promise.all([...lanes.all()].map(take))).reduce((sum, units) => sum + units, 0);
   const tables = () => Array.from(lanes.all(), (lane) => lane.table);
 
-  const unfollow = followInvalidations(remote, tables, counters);
+  const unfollow = followInvalidations(remote, tables, counters, settings.warn);
   let timer: ReturnType<typeof setInterval> | undefined;
   if (returnIdleMs > 0 && returnCheckIntervalMs > 0) {
     timer = setInterval(() => void returnEvery((lane) => lane.context.returns.returnIdle()), returnCheckIntervalMs);

@@ -11,6 +11,7 @@ import {
   requireLimiter,
   requireOptions,
 } from '../validate.js';
+import { createWarner, type Warner, type WarningSink } from '../warnings.js';
 
 /** Options of `createLeasedLimiter`. */
 export interface LeasedLimiterOptions {
@@ -50,6 +51,14 @@ export interface LeasedLimiterOptions {
   maxKeys?: number;
   /** Milliseconds clock, never going backwards; default monotonic `performance.now()`. */
   clock?: Clock;
+  /**
+   * Where warnings go. At construction the limiter warns once (`SLUICE_LEASE_NO_INVALIDATIONS`)
+   * when `remote` has no `invalidations` (a Redis limiter built without `subscriber`): then a
+   * `reset`, `block` or `invalidate` made on another instance does not reach the units this one
+   * holds on lease. Give the Redis limiter a `subscriber`; `false` silences it for one instance
+   * alone. Default `process.emitWarning`.
+   */
+  onWarning?: WarningSink;
 }
 
 /** Options with defaults applied, checked. */
@@ -62,6 +71,7 @@ export interface LeaseSettings {
   returnCheckIntervalMs: number;
   maxKeys: number;
   clock: Clock;
+  warn: Warner;
 }
 
 const LEASED_LIMITER_OPTION_NAMES: OptionNames<LeasedLimiterOptions> = {
@@ -73,6 +83,7 @@ const LEASED_LIMITER_OPTION_NAMES: OptionNames<LeasedLimiterOptions> = {
   returnCheckIntervalMs: true,
   maxKeys: true,
   clock: true,
+  onWarning: true,
 };
 
 /** @throws {ConfigError} on any invalid option. */
@@ -100,5 +111,6 @@ export function readLeaseOptions(options: LeasedLimiterOptions): LeaseSettings {
     ),
     maxKeys: requireInteger('maxKeys', orDefault(options.maxKeys, 100_000)),
     clock: requireFunction('clock', orDefault(options.clock, monotonicClock)),
+    warn: createWarner(options.onWarning),
   };
 }

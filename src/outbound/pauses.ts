@@ -91,6 +91,7 @@ export function createMemoryPauseStore(now: () => number = () => performance.now
       ends.set(key, Math.max(ends.get(key) ?? 0, now() + durationMs));
     },
     async pausedForMs(key) {
+      checkKey(key);
       const left = (ends.get(key) ?? 0) - now();
       if (left > 0) return left;
       ends.delete(key);

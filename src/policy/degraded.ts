@@ -1,5 +1,6 @@
+import { blockedDecision } from '../admin.js';
 import type { AlgorithmParams } from '../algorithms/types.js';
-import type { Decision, DegradedReason, FailureMode } from '../decision.js';
+import { type Decision, type DegradedReason, type FailureMode, peekDecision } from '../decision.js';
 import type { StoreUnavailableError } from '../errors.js';
 import type { DegradedEvent, PolicySettings } from './options.js';
 import { failClosed, failOpen } from './policies.js';
@@ -46,7 +47,15 @@ function policyAnswer(
 ): { decision: Decision; instances?: number } {
   if (mode === 'open') return { decision: failOpen(limit, commit ? cost : 0) };
   if (mode === 'closed') return { decision: failClosed(limit, cost, settings.breaker.retryInMs()) };
-  const local = (settings.fallback as NonNullable<PolicySettings['fallback']>).current();
+  const fallback = settings.fallback as NonNullable<PolicySettings['fallback']>;
+  const local = fallback.current();
+  const blockedMs = fallback.blocks.leftMs(key);
+  if (blockedMs > 0) {
+    // A block this process knows of denies as the store would, spending nothing locally.
+    const next = local.limiter.peekSync(key, { params });
+    const blocked = blockedDecision(next, blockedMs);
+    return { decision: commit ? blocked : peekDecision(next, blocked), instances: local.instances };
+  }
   // The local share of the call's own numbers: the fallback's algorithm divides params too.
   const decision = commit ? local.limiter.limitSync(key, { cost, params }) : local.limiter.peekSync(key, { params });
   // Never possible on the local share, but possible once the store is back.

@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import type { Clock } from '../limiter.js';
 import { createMemoryLimiter, type MemoryLimiter } from '../stores/memory/memory-limiter.js';
 import { orDefault, requireFunction, requireInteger } from '../validate.js';
+import { createKnownBlocks, type KnownBlocks } from './known-blocks.js';
 
 /** Anything that knows how many instances share the limit now, e.g. a heartbeat registry. */
 export interface InstanceCount {
@@ -21,7 +22,10 @@ export interface LocalFallbackOptions {
    * by it (`divideAlgorithm`), which supports GCRA.
    */
   algorithm?: (instances: number) => Algorithm;
-  /** Most keys the local limiter holds (it is bounded like any memory limiter). Default 100,000. */
+  /**
+   * Most keys the local limiter holds (it is bounded like any memory limiter), and most blocks
+   * it remembers for them (see {@link LocalFallback.blocks}). Default 100,000.
+   */
   maxKeys?: number;
 }
 
@@ -29,6 +33,12 @@ export interface LocalFallbackOptions {
 export interface LocalFallback {
   /** The limiter for the current instance count, and that count. */
   current(): { limiter: MemoryLimiter; instances: number };
+  /**
+   * The blocks this process knows of (issued through it, or reported by the store's decisions),
+   * which the fallback honours: kept across instance-count changes, at most `maxKeys`.
+   */
+  readonly blocks: KnownBlocks;
+  /** Forgets `key`'s local state and its known block, as the store's `reset` does. */
   reset(key: string): void;
   close(): Promise<void>;
 }
@@ -59,6 +69,7 @@ export function createLocalFallback(primary: Algorithm, options: LocalFallbackOp
     limiter: createMemoryLimiter({ algorithm: withDividedParams(build(n), primary, n), maxKeys, clock }),
   });
   let local = create(sane(count()));
+  const blocks = createKnownBlocks(maxKeys, clock);
 
   return {
     current() {
@@ -69,7 +80,11 @@ export function createLocalFallback(primary: Algorithm, options: LocalFallbackOp
       }
       return local;
     },
-    reset: (key) => local.limiter.resetSync(key),
+    blocks,
+    reset(key) {
+      local.limiter.resetSync(key);
+      blocks.forget(key);
+    },
     close: () => local.limiter.close(),
   };
 }

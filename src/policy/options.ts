@@ -23,7 +23,12 @@ export interface FailurePolicyOptions {
    * bill" or "data corruption": `'closed'`. "Elevated load": `'open'`.
    */
   failure?: FailureMode;
-  /** The local limiter used by the `'fallback'` policy: limit ÷ instances. */
+  /**
+   * The local limiter used by the `'fallback'` policy: limit ÷ instances. It denies the keys whose
+   * block this process knows of (issued through this limiter's `block`, or met in a store
+   * decision with `reason: 'blocked'`) until the block ends; a block made elsewhere and never met
+   * here is unknown to it (docs/failure-modes.md).
+   */
   fallback?: LocalFallbackOptions;
   /**
    * Milliseconds a decision may wait for the store before the policy answers (a timer).

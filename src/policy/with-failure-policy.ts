@@ -1,3 +1,4 @@
+import { blockMsOf } from '../admin.js';
 import { algorithmFor } from '../algorithms/params.js';
 import { TIMED_OUT, withDeadline } from '../deadline.js';
 import type { Decision, FailureMode, LimitOptions } from '../decision.js';
@@ -48,8 +49,9 @@ interface Wrapped extends PolicyContext {
  *   so a unit may have been charged remotely for a request the policy answered.
  * - **policy**: `'open'` admits, `'closed'` denies (retryAfterMs = the breaker's remaining
  *   cool-down), `'fallback'` decides on a local limiter at limit ÷ N (N fixed or live from
- *   `createHeartbeat`). Only store failures ({@link StoreUnavailableError}, timeouts) reach the
- *   policy; an ordinary denial is returned as is, and other errors (invalid key or cost) reject.
+ *   `createHeartbeat`), denying the keys whose block this process issued or met in a decision.
+ *   Only store failures ({@link StoreUnavailableError}, timeouts) reach the policy; an ordinary
+ *   denial is returned as is, and other errors (invalid key or cost) reject.
  * - **circuit breaker**: K consecutive failures open it; while open no call waits on the store;
  *   after the cool-down exactly one probe goes through, and its success closes the breaker.
  * - **loud**: degraded decisions carry `degraded: true`, `degradedReason` and `failure`;
@@ -100,6 +102,12 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
     },
   };
   const { breaker, fallback } = settings;
+  // An unblock or reset made on another instance ends a block the fallback learned of.
+  const unfollow =
+    fallback &&
+    limiter.invalidations?.subscribe((key, change) => {
+      if (key !== undefined && (change === 'unblock' || change === 'reset')) fallback.blocks.forget(key);
+    });
 
   const policyLimiter: PolicyLimiter = {
     algorithm: limiter.algorithm,
@@ -112,6 +120,7 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
     },
     stats: (): FailureStats => ({ ...counts, breakerOpens: breaker.opens, breaker: breaker.state }),
     async close() {
+      unfollow?.();
       await Promise.all([limiter.close(), fallback?.close()]);
     },
   };
@@ -122,6 +131,7 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
       if (decision === undefined) return undefined;
       counts.decisions++;
       counts.localDecisions++;
+      fallback?.blocks.observe(key, decision);
       return shadowed(wrapped, key, costOf(limitOptions), decision);
     };
   }
@@ -157,8 +167,13 @@ type AdminCall = (key: string, amount?: number) => Promise<void>;
  */
 function guardedAdmin(wrapped: Wrapped, operation: (typeof ADMIN_OPERATIONS)[number], run: AdminCall): AdminCall {
   const { limiter } = wrapped;
+  const blocks = wrapped.settings.fallback?.blocks;
   return async (key, amount) => {
     checkKey(key);
+    // Known to the local fallback whether or not the store takes it: a block the store missed
+    // still holds here while the store is down.
+    if (blocks && operation === 'block') blocks.block(key, blockMsOf(amount));
+    if (blocks && operation === 'unblock') blocks.forget(key);
     await guarded(wrapped, () => run.call(limiter, key, amount), `${operation} '${key}'`);
   };
 }
@@ -180,9 +195,11 @@ async function decide(
   const served = commit ? sync?.tryLimit(key, options) : undefined;
   if (served) {
     counts.localDecisions++;
+    settings.fallback?.blocks.observe(key, served);
     return shadowed(wrapped, key, cost, served);
   }
   const decision = await askStore(wrapped, key, options, commit, mode, cost, limit);
+  settings.fallback?.blocks.observe(key, decision);
   return commit ? shadowed(wrapped, key, cost, decision) : decision;
 }
 

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createConcurrencyLimiter, memoryHolds } from '../../src/concurrency/index.js';
 import { ConfigError, InvalidKeyError } from '../../src/index.js';
 
+const BAD_KEYS = ['', 'x'.repeat(513), '\ud800', 42, undefined, { id: 'k' }] as unknown as string[];
+
 function setup({ maxKeys, ...options }: { limit: number; holdMs: number; heartbeatMs?: number; maxKeys?: number }) {
   let nowMs = 1000;
   const store = memoryHolds({ maxKeys, clock: () => nowMs });
@@ -109,6 +111,18 @@ describe('concurrency limiter on memory', () => {
       await expect(limiter.acquire(key)).rejects.toBeInstanceOf(InvalidKeyError);
     }
     expect((await limiter.acquire('k')).allowed).toBe(true);
+  });
+
+  it('the store called directly rejects bad keys with InvalidKeyError, as the limiter does', async () => {
+    const store = memoryHolds({ maxKeys: 1 });
+    for (const key of BAD_KEYS) {
+      await expect(store.acquire(key, 'id', 1, 1000)).rejects.toBeInstanceOf(InvalidKeyError);
+      await expect(store.renew(key, 'id', 1000)).rejects.toBeInstanceOf(InvalidKeyError);
+      await expect(store.release(key, 'id')).rejects.toBeInstanceOf(InvalidKeyError);
+      await expect(store.held(key)).rejects.toBeInstanceOf(InvalidKeyError);
+    }
+    // Nothing was kept: the one key the store may hold is still free.
+    expect(await store.acquire('k', 'id', 1, 1000)).toMatchObject({ granted: true, held: 1 });
   });
 
   it.each([

@@ -120,6 +120,19 @@ describe('concurrency limiter on a real redis-server', () => {
     expect(await admin.dbsize()).toBe(before);
   });
 
+  it('the store called directly rejects bad keys with InvalidKeyError and writes nothing', async () => {
+    const store = redisHolds({ client: redis.redis(0) });
+    const admin = redis.redis(0);
+    const before = await admin.dbsize();
+    for (const key of ['', 'x'.repeat(513), 'a\udc00', 42, undefined, { id: 'k' }] as unknown as string[]) {
+      await expect(store.acquire(key, 'id', 1, 1000)).rejects.toBeInstanceOf(InvalidKeyError);
+      await expect(store.renew(key, 'id', 1000)).rejects.toBeInstanceOf(InvalidKeyError);
+      await expect(store.release(key, 'id')).rejects.toBeInstanceOf(InvalidKeyError);
+      await expect(store.held(key)).rejects.toBeInstanceOf(InvalidKeyError);
+    }
+    expect(await admin.dbsize()).toBe(before);
+  });
+
   it('rejects with StoreUnavailableError when Redis is unreachable', async () => {
     const client = new Redis({
       port: await freePort(),

@@ -2,8 +2,9 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { storageKeyOf, withRateLimit } from '../../src/http/index.js';
-import { createMemoryLimiter, gcra } from '../../src/index.js';
+import { createConcurrencyLimiter, memoryHolds } from '../../src/concurrency/index.js';
+import { createHttpLimiter, storageKeyOf, withRateLimit } from '../../src/http/index.js';
+import { createMemoryLimiter, gcra, InvalidKeyError } from '../../src/index.js';
 
 // An admin endpoint names a client's state with storageKeyOf, whatever the key's length:
 // keys past the 512-byte limit are stored under a digest the caller never builds by hand.
@@ -35,3 +36,41 @@ it.each([
 it('storageKeyOf rejects a key with a lone surrogate, as every store does', async () => {
   await expect(storageKeyOf('per-key', 'a\uD800')).rejects.toMatchObject({ code: 'ERR_SLUICE_INVALID_KEY' });
 });
+
+// A key function is user code reading attacker-shaped input (a JSON body, a parsed query): a
+// number, object or boolean was coerced by String(), so every such request shared one bucket
+// ('[object Object]', 'NaN') and one client could spend everyone's limit.
+const NOT_STRINGS: [string, unknown][] = [
+  ['a number', 42],
+  ['NaN', Number.NaN],
+  ['an object', { id: 'u1' }],
+  ['an array', ['u1']],
+  ['a boolean', false],
+];
+
+it.each(NOT_STRINGS)('storageKeyOf rejects %s with InvalidKeyError naming the limit', async (_, value) => {
+  await expect(storageKeyOf('per-key', value as string)).rejects.toSatisfy(
+    (error: Error) => error instanceof InvalidKeyError && error.message.includes("'per-key'"),
+  );
+});
+
+it.each(NOT_STRINGS)(
+  'a key function returning %s rejects the check (limit and in-flight cap): nothing charged',
+  async (_, value) => {
+    const limiter = createMemoryLimiter({ algorithm: gcra({ limit: 5, periodMs: 60_000 }) });
+    const facts = { request: null, method: 'GET', path: '/', header: () => undefined, remoteAddress: '127.0.0.1' };
+    const keyed = createHttpLimiter<null>({ limits: [{ name: 'per-user', limiter, key: () => value as string }] });
+    await expect(keyed.check(facts)).rejects.toSatisfy(
+      (error: Error) => error instanceof InvalidKeyError && error.message.includes("'per-user'"),
+    );
+    const reports = createConcurrencyLimiter({ limit: 1, holdMs: 60_000, store: memoryHolds() });
+    const capped = createHttpLimiter<null>({
+      limits: [{ name: 'per-ip', limiter: createMemoryLimiter({ algorithm: gcra({ limit: 5, periodMs: 60_000 }) }) }],
+      inFlight: { name: 'reports', limiter: reports, key: () => value as string },
+    });
+    await expect(capped.check(facts)).rejects.toSatisfy(
+      (error: Error) => error instanceof InvalidKeyError && error.message.includes("'reports'"),
+    );
+    expect(limiter.size).toBe(0);
+  },
+);

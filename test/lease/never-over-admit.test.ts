@@ -40,6 +40,7 @@ async function play(scenario: Fleet, options: { adaptive: boolean; returnIdleMs:
       adaptive: options.adaptive,
       returnIdleMs: options.returnIdleMs,
       returnCheckIntervalMs: 0,
+      onWarning: false, // the recording remote has no invalidations; nothing is reset or blocked
     }),
   );
   const admissions: { atMs: number; units: number }[] = [];

@@ -106,6 +106,26 @@ function appModule(run: Run, dead: Limiter) {
     }
   }
 
+  @Controller('votes')
+  class VoteController {
+    // A JSON body is attacker-shaped: `voter` may be a number or an object, never coerced to a shared key.
+    @Post()
+    @HttpCode(200)
+    @RateLimit({
+      limits: [
+        {
+          name: 'per-voter',
+          limiter: run.perUser,
+          key: (r) => r.request.switchToHttp().getRequest<{ body?: { voter?: string } }>().body?.voter,
+        },
+      ],
+    })
+    vote() {
+      hit('/votes');
+      return 'counted';
+    }
+  }
+
   @Controller('health')
   @SkipRateLimit()
   class HealthController {
@@ -117,7 +137,10 @@ function appModule(run: Run, dead: Limiter) {
 
   const options: SluiceModuleOptions = { limits: [{ name: 'per-ip', limiter: run.perIp }], onWarning: false };
 
-  @Module({ imports: [SluiceModule.forRoot(options)], controllers: [ApiController, AuthController, HealthController] })
+  @Module({
+    imports: [SluiceModule.forRoot(options)],
+    controllers: [ApiController, AuthController, VoteController, HealthController],
+  })
   class AppModule {}
   return AppModule;
 }
@@ -251,6 +274,17 @@ describe.each(platforms)('NestJS on $name', (platform) => {
       const anonymous = await as();
       expect(anonymous.status).toBe(200);
       expect(anonymous.headers.get('ratelimit')).toMatch(/^"per-ip";r=\d+;t=\d+$/);
+    });
+  });
+
+  it('a key function returning a number or an object from the body: 500, handler not run, nothing shared', async () => {
+    await withApp(async (url, run) => {
+      const statuses = [];
+      for (const voter of [7, { id: 'v1' }, 7]) statuses.push((await postJson(`${url}/votes`, { voter })).status);
+      expect(statuses).toEqual([500, 500, 500]);
+      expect(run.handled.get('/votes')).toBeUndefined();
+      expect((await postJson(`${url}/votes`, { voter: 'v1' })).status).toBe(200);
+      expect((await run.perUser.peek('per-voter:id:v1')).remaining).toBe(1);
     });
   });
 

@@ -5,6 +5,7 @@ import {
   createMemoryLimiter,
   fixedWindow,
   gcra,
+  InvalidKeyError,
   slidingWindowLog,
 } from '../../src/index.js';
 import {
@@ -243,6 +244,14 @@ describe('pause and scale', () => {
     expect(performance.now() - pausedAtMs).toBeGreaterThanOrEqual(299);
     a.close();
     b.close();
+  });
+
+  it('a pause store called directly rejects bad keys with InvalidKeyError, as the acquirer does', async () => {
+    const pauses = createMemoryPauseStore();
+    for (const key of ['', 'x'.repeat(513), '\ud800', 42, undefined] as unknown as string[]) {
+      await expect(pauses.pause(key, 1000)).rejects.toBeInstanceOf(InvalidKeyError);
+      await expect(pauses.pausedForMs(key)).rejects.toBeInstanceOf(InvalidKeyError);
+    }
   });
 
   it('charges the learned factor per unit', async () => {

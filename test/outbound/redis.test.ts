@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gcra } from '../../src/index.js';
+import { gcra, InvalidKeyError } from '../../src/index.js';
 import { createAcquirer, createRedisPauseStore } from '../../src/outbound/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { useRedisServer } from '../support/redis-server.js';
@@ -40,6 +40,15 @@ describe('acquire on a real redis-server', () => {
     expect(liveTimers()).toBeLessThanOrEqual(timers);
     expect(counted.charged).toBe(admitted);
     expect((await counted.limiter.peek('k')).remaining).toBe(100 - admitted);
+  });
+
+  it('the Redis pause store called directly rejects bad keys with InvalidKeyError and writes nothing', async () => {
+    const pauses = createRedisPauseStore({ client: redis.redis(), prefix: 'bad-pause:' });
+    for (const key of ['', 'x'.repeat(513), '\ud800', 42, undefined] as unknown as string[]) {
+      await expect(pauses.pause(key, 1000)).rejects.toBeInstanceOf(InvalidKeyError);
+      await expect(pauses.pausedForMs(key)).rejects.toBeInstanceOf(InvalidKeyError);
+    }
+    expect(await redis.redis().keys('bad-pause:*')).toEqual([]);
   });
 
   it('a pause stored in Redis holds another process’s acquirer (its own connection) until it ends', async () => {

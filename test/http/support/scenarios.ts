@@ -498,6 +498,28 @@ export const scenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'a key function returning a number, object or NaN: 500 from the framework, nothing charged, no shared key',
+    async run(harness) {
+      const limiter = memory(perMinute(5), manualClock().read);
+      const returned: Record<string, unknown> = { number: 42, object: { id: 'u1' }, nan: Number.NaN };
+      const key = (r: { header(name: string): string | undefined }) => returned[r.header('x-kind') ?? ''] as string;
+      const logged = console.error;
+      console.error = () => {}; // node:http's wrapper and Koa log the error; keep the test output clean
+      try {
+        await withServer(harness, { limits: [{ name: 'per-user', limiter, key }] }, async ({ url, hits }) => {
+          const statuses = [];
+          for (const kind of ['number', 'object', 'nan', 'object'])
+            statuses.push((await send(`${url}/hello`, { headers: { 'x-kind': kind } })).status);
+          expect(statuses).toEqual([500, 500, 500, 500]);
+          expect(hits.get('/hello')).toBeUndefined();
+          expect(limiter.size).toBe(0);
+        });
+      } finally {
+        console.error = logged;
+      }
+    },
+  },
+  {
     name: "key namespaces: X-Api-Key naming a client IP spends its own bucket, not that IP's",
     async run(harness) {
       const limiter = memory(perMinute(2), manualClock().read);

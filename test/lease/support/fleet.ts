@@ -71,6 +71,7 @@ export async function runFleet(server: RedisServer, options: FleetOptions): Prom
         returnIdleMs: options.returnIdleMs ?? 0,
         returnCheckIntervalMs: 0,
         clock: clock.now,
+        onWarning: false, // the recording remote has no invalidations; nothing is reset or blocked
       }),
     );
   }

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { gcra } from '../../src/algorithms/gcra.js';
+import type { Decision } from '../../src/decision.js';
+import { createLocalFallback } from '../../src/policy/fallback.js';
+import { manualClock } from '../http/support/scenarios.js';
+
+const blockedAfter = (retryAfterMs: number, resetAfterMs: number, extra: Partial<Decision> = {}): Decision => ({
+  allowed: false,
+  limit: 10,
+  remaining: 0,
+  retryAfterMs,
+  resetAfterMs,
+  reason: 'blocked',
+  ...extra,
+});
+
+describe('the blocks the local fallback knows of', () => {
+  it('memory stays bounded by maxKeys under 10,000 attacker keys, each reported blocked', () => {
+    const clock = manualClock();
+    const fallback = createLocalFallback(
+      gcra({ limit: 10, periodMs: 60_000 }),
+      { instances: 1, maxKeys: 100 },
+      clock.read,
+    );
+    for (let i = 0; i < 10_000; i++) fallback.blocks.observe(`attacker:${i}`, blockedAfter(60_000, 60_000));
+    expect(fallback.blocks.size()).toBe(100);
+    // The most recent are kept; the oldest went first.
+    expect(fallback.blocks.leftMs('attacker:9999')).toBe(60_000);
+    expect(fallback.blocks.leftMs('attacker:0')).toBe(0);
+    for (let i = 0; i < 10_000; i++) fallback.blocks.block(`issued:${i}`, 1_000);
+    expect(fallback.blocks.size()).toBe(100);
+  });
+
+  it("ends at the block's end: the shorter of the denial's retry and reset; ordinary and degraded decisions teach nothing", () => {
+    const clock = manualClock();
+    const { blocks } = createLocalFallback(gcra({ limit: 10, periodMs: 60_000 }), { instances: 1 }, clock.read);
+    blocks.observe('a', blockedAfter(5_000, 9_000)); // the block outlasts the algorithm's wait: retry is its end
+    blocks.observe('b', blockedAfter(Number.POSITIVE_INFINITY, 7_000)); // a cost above the limit
+    blocks.observe('c', { ...blockedAfter(0, 0), allowed: true, reason: undefined });
+    blocks.observe('d', blockedAfter(5_000, 5_000, { degraded: true }));
+    expect(['a', 'b', 'c', 'd'].map((key) => blocks.leftMs(key))).toEqual([5_000, 7_000, 0, 0]);
+    clock.advance(4_999);
+    expect(blocks.leftMs('a')).toBe(1);
+    clock.advance(1);
+    expect([blocks.leftMs('a'), blocks.leftMs('b')]).toEqual([0, 2_000]);
+    expect(blocks.size()).toBe(1); // an expired block is dropped when met
+  });
+
+  it('kept when the instance count changes and the local limiter is rebuilt', async () => {
+    const clock = manualClock();
+    let instances = 1;
+    const fallback = createLocalFallback(
+      gcra({ limit: 10, periodMs: 60_000 }),
+      { instances: { instances: () => instances } },
+      clock.read,
+    );
+    fallback.blocks.block('k', 1_000);
+    instances = 2;
+    expect(fallback.current().instances).toBe(2);
+    expect(fallback.blocks.leftMs('k')).toBe(1_000);
+    await fallback.close();
+  });
+});
