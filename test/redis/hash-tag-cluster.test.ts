@@ -6,6 +6,7 @@ import { createRedisPauseStore } from '../../src/outbound/index.js';
 import { createRedisLimiter, keySlot } from '../../src/stores/redis/index.js';
 import { manualClock } from '../../src/testing/index.js';
 import { connectNodeRedisCluster, type NodeRedisCluster } from '../scale/node-redis.js';
+import { errorsBetween, serverStats } from '../scale/support.js';
 import { startCluster, type TestCluster } from '../support/cluster.js';
 
 // A key that empties or cuts the hash tag (`}x` → `prefix{}x}`) used to put its state and its
@@ -164,5 +165,21 @@ describe('blocks in a slot being migrated', () => {
     expect(decisionOfStaying).toMatchObject({ allowed: false, reason: 'blocked' });
     await cluster.migrateSlot(slot, to);
     expect(await limiter.limit(moved)).toMatchObject({ allowed: false, reason: 'blocked' });
+  });
+});
+
+describe('blocks on the per-master path', () => {
+  it("reads a call's blocks key by key, each key once: no MGET over many slots, refused and counted as an error reply", async () => {
+    const limiter = limiterOn(ioredis, { byNode: true });
+    const ids = Array.from({ length: 30 }, (_, i) => `hot${i}`);
+    await limiter.block?.('hot7', 60_000);
+    const before = await serverStats(cluster.masters.map((master) => master.admin));
+    // Each key three times in one turn: one call per master, its keys spanning slots.
+    const decisions = await Promise.all([...ids, ...ids, ...ids].map((id) => limiter.limit(id)));
+    const after = await serverStats(cluster.masters.map((master) => master.admin));
+    expect(errorsBetween(before, after, 'ERR')).toBe(0);
+    expect((after.commands.get('get') ?? 0) - (before.commands.get('get') ?? 0)).toBeLessThanOrEqual(ids.length);
+    const denied = decisions.flatMap((decision) => (decision.allowed ? [] : [decision.reason ?? 'over']));
+    expect(denied).toEqual(['blocked', 'blocked', 'blocked']);
   });
 });

@@ -140,14 +140,40 @@ local function decide_blocked(block_end, rule, key, cost, i)
   if retry ~= -1 then retry = max(retry, left) end
   return -2, 0, retry, max(reset, left)
 end
--- A batch reads every key's block in one MGET before its first decision (a run of one key, as
--- a hot key's batch is, named once), kept for the blocked keys only: a GET per key doubled the
--- commands a batched decision runs (its SET is the other). A call of one key reads its block
--- alone, sparing the tables. In a slot being migrated, a block key not (or no longer) on this
--- node errors, and so does the MGET: then each key is read alone, and only the keys not here
--- read as unblocked.
+-- A batch of one slot reads every key's block in one MGET before its first decision (a run of
+-- one key, as a hot key's batch is, named once), kept for the blocked keys only: a GET per key
+-- doubled the commands a batched decision runs (its SET is the other). Otherwise each key's
+-- block is read alone, once per key and call: a call of one key; the per-master path, whose
+-- keys span slots (a Cluster refuses an MGET over slots, and counts it as an error reply); and
+-- a slot being migrated, where a block key not (or no longer) on this node errors, and so does
+-- the MGET, and only the keys not here read as unblocked.
 local blocks_read, block_ends = false, {}
-local function read_blocks(keys)
+local function block_end_of(key)
+  local block_end = block_ends[key]
+  if block_end == nil and not blocks_read then
+    local found = redis.pcall('GET', key .. '${BLOCK_SUFFIX}')
+    block_end = type(found) == 'string' and tonumber(found) or false
+    block_ends[key] = block_end
+  end
+  return block_end
+end
+-- A failing command fails its own decision; the call's others stand as if alone.
+local function decide_one(rule, key, cost, commit, i)
+  local block_end = block_end_of(key)
+  local ok, allowed, remaining, retry, reset
+  if block_end and block_end > now_ms then
+    ok, allowed, remaining, retry, reset = pcall(decide_blocked, block_end, rule, key, cost, i)
+  else
+    ok, allowed, remaining, retry, reset = pcall(rule, key, cost, commit, i)
+  end
+  if ok then return allowed, remaining, retry, reset end
+  if type(allowed) == 'table' then allowed = allowed.err end
+  return 'error', tostring(allowed), 0, 0
+end
+`;
+
+/** The per-slot loop's read of its batch's blocks (`blocks_read`, `block_ends`: DECIDE_ONE's). */
+const READ_BLOCKS = `local function read_blocks(keys)
   local names, last = {}, nil
   for i = 1, #keys do
     if keys[i] ~= last then
@@ -167,30 +193,12 @@ local function read_blocks(keys)
   end
   blocks_read = true
 end
-local function block_end_of(key)
-  if blocks_read then return block_ends[key] end
-  local found = redis.pcall('GET', key .. '${BLOCK_SUFFIX}')
-  return type(found) == 'string' and tonumber(found) or nil
-end
--- A failing command fails its own decision; the call's others stand as if alone.
-local function decide_one(rule, key, cost, commit, i)
-  local block_end = block_end_of(key)
-  local ok, allowed, remaining, retry, reset
-  if block_end and block_end > now_ms then
-    ok, allowed, remaining, retry, reset = pcall(decide_blocked, block_end, rule, key, cost, i)
-  else
-    ok, allowed, remaining, retry, reset = pcall(rule, key, cost, commit, i)
-  end
-  if ok then return allowed, remaining, retry, reset end
-  if type(allowed) == 'table' then allowed = allowed.err end
-  return 'error', tostring(allowed), 0, 0
-end
 `;
 
 /** The per-slot loop: decision i decides KEYS[i]. */
 function slotLoop(lua: LuaAlgorithm): string {
   const costsAt = 2 + lua.params.length;
-  return `${DECIDE_ONE}${lua.readAhead ? 'read_ahead(KEYS)\n' : ''}if #KEYS > 1 then read_blocks(KEYS) end
+  return `${DECIDE_ONE}${READ_BLOCKS}${lua.readAhead ? 'read_ahead(KEYS)\n' : ''}if #KEYS > 1 then read_blocks(KEYS) end
 local replies = {}
 local costs_at = ${costsAt}
 local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
@@ -220,9 +228,6 @@ for i = 1, n do
   local found = redis.pcall('EXISTS', ARGV[first + 2 * i - 1])
   if type(found) == 'table' and found.err then return {'not-local', found.err} end
 end
-local keys = {}
-for i = 1, n do keys[i] = ARGV[first + 2 * i - 1] end
-if n > 1 then read_blocks(keys) end
 local replies = {}
 for i = 1, n do
   local at, arg = 4 * i, first + 2 * i
