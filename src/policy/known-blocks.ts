@@ -1,6 +1,5 @@
 import type { Decision } from '../decision.js';
 import type { Clock } from '../limiter.js';
-import { createBlockTable } from '../stores/memory/block-table.js';
 
 /**
  * The blocks this process knows of, for the local fallback to honour while the store is down:
@@ -22,26 +21,43 @@ export interface KnownBlocks {
 }
 
 /**
- * Known blocks in a table bounded by `maxKeys` (keys come from requests, so an attacker whose
- * keys are blocked can fill it): when full, the expired go first, then the oldest recorded.
+ * Known blocks in a Map bounded by `maxKeys` (keys come from requests, so an attacker whose
+ * keys are blocked can fill it): when full, the oldest recorded goes, in O(1) (no scan an
+ * attacker's keys could make costly); an expired one goes when met. Not the memory store's
+ * table, which when full drops every block ending before the new one.
  */
 export function createKnownBlocks(maxKeys: number, clock: Clock): KnownBlocks {
-  const table = createBlockTable(maxKeys);
+  const ends = new Map<string, number>();
   const nowMs = () => Math.floor(clock());
+  const extend = (key: string, untilMs: number) => {
+    const endMs = ends.get(key);
+    if (endMs !== undefined && endMs >= untilMs) return;
+    ends.delete(key); // re-inserted last: the most recently recorded goes last when full
+    if (ends.size >= maxKeys) ends.delete(ends.keys().next().value as string);
+    ends.set(key, untilMs);
+  };
   return {
     block(key, durationMs) {
-      if (durationMs > 0) table.extend(key, nowMs() + durationMs);
+      if (durationMs > 0) extend(key, nowMs() + durationMs);
     },
     observe(key, decision) {
       if (decision.reason !== 'blocked' || decision.degraded) return;
-      // A blocked denial waits for the later of the block's end and the algorithm's own retry, so
-      // the shorter of its retry and reset is the block's end, or later only while the algorithm
-      // alone would deny too. Infinity (a cost above the limit) is the reset's to bound.
-      const leftMs = Math.min(decision.retryAfterMs, decision.resetAfterMs);
-      if (leftMs > 0 && Number.isFinite(leftMs)) table.extend(key, nowMs() + Math.ceil(leftMs));
+      // A blocked denial's retry waits for the later of the block's end and the algorithm's own
+      // retry: the block's end, or later only while the algorithm alone would deny too. Its reset
+      // is no bound (a leased limiter's leaves out the units held there); only when the retry is
+      // Infinity (a cost above the limit) does a store's reset, never before the block's end, say.
+      const leftMs = Number.isFinite(decision.retryAfterMs) ? decision.retryAfterMs : decision.resetAfterMs;
+      if (leftMs > 0 && Number.isFinite(leftMs)) extend(key, nowMs() + Math.ceil(leftMs));
     },
-    forget: (key) => table.delete(key),
-    leftMs: (key) => (table.size() === 0 ? 0 : table.leftMs(key, nowMs())),
-    size: () => table.size(),
+    forget: (key) => void ends.delete(key),
+    leftMs(key) {
+      const endMs = ends.get(key);
+      if (endMs === undefined) return 0;
+      const left = endMs - nowMs();
+      if (left > 0) return left;
+      ends.delete(key);
+      return 0;
+    },
+    size: () => ends.size,
   };
 }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import type { Decision } from '../../src/decision.js';
+import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
 import { createLocalFallback } from '../../src/policy/fallback.js';
-import { manualClock } from '../http/support/scenarios.js';
+import { manualClock, memory } from '../http/support/scenarios.js';
 
 const blockedAfter = (retryAfterMs: number, resetAfterMs: number, extra: Partial<Decision> = {}): Decision => ({
   allowed: false,
@@ -31,7 +32,7 @@ describe('the blocks the local fallback knows of', () => {
     expect(fallback.blocks.size()).toBe(100);
   });
 
-  it("ends at the block's end: the shorter of the denial's retry and reset; ordinary and degraded decisions teach nothing", () => {
+  it("ends at the block's end: the denial's retry, its reset when the retry is Infinity; ordinary and degraded decisions teach nothing", () => {
     const clock = manualClock();
     const { blocks } = createLocalFallback(gcra({ limit: 10, periodMs: 60_000 }), { instances: 1 }, clock.read);
     blocks.observe('a', blockedAfter(5_000, 9_000)); // the block outlasts the algorithm's wait: retry is its end
@@ -59,5 +60,35 @@ describe('the blocks the local fallback knows of', () => {
     expect(fallback.current().instances).toBe(2);
     expect(fallback.blocks.leftMs('k')).toBe(1_000);
     await fallback.close();
+  });
+
+  it('when full, drops the oldest block recorded, never a live one because it ends sooner', () => {
+    const clock = manualClock();
+    const { blocks } = createLocalFallback(
+      gcra({ limit: 10, periodMs: 60_000 }),
+      { instances: 1, maxKeys: 2 },
+      clock.read,
+    );
+    blocks.block('first', 10_000);
+    blocks.block('second', 20_000);
+    blocks.block('third', 30_000);
+    expect(['first', 'second', 'third'].map((key) => blocks.leftMs(key))).toEqual([0, 20_000, 30_000]);
+    blocks.observe('fourth', blockedAfter(40_000, 40_000));
+    expect(['second', 'third', 'fourth'].map((key) => blocks.leftMs(key))).toEqual([0, 30_000, 40_000]);
+    expect(blocks.size()).toBe(2);
+  });
+
+  it("learns a leased limiter's blocked denial to the block's end, though its reset leaves out the units held", async () => {
+    const clock = manualClock();
+    const remote = memory(gcra({ limit: 100, periodMs: 60_000 }), clock.read);
+    const leased = createLeasedLimiter({ remote, leaseSize: 25, clock: clock.read, onWarning: false });
+    expect((await leased.limit('k')).allowed).toBe(true); // 24 units stay held here
+    await remote.block?.('k', 10_000);
+    const denial = await leased.limit('k');
+    expect(denial).toMatchObject({ allowed: false, reason: 'blocked', retryAfterMs: 10_000 });
+    const { blocks } = createLocalFallback(gcra({ limit: 100, periodMs: 60_000 }), { instances: 1 }, clock.read);
+    blocks.observe('k', denial);
+    expect(blocks.leftMs('k')).toBe(10_000);
+    await leased.close();
   });
 });
