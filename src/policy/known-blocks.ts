@@ -10,10 +10,16 @@ import type { Clock } from '../limiter.js';
 export interface KnownBlocks {
   /** Records a block of `key` for `durationMs` from now; a longer one already known is kept. */
   block(key: string, durationMs: number): void;
-  /** Records the block a store decision reports, if it reports one. */
-  observe(key: string, decision: Decision): void;
+  /**
+   * Records the block a store decision reports, if it reports one, unless a block was forgotten
+   * since `askedAt` (the {@link KnownBlocks.mark} taken when the store was asked): a decision
+   * taken before an unblock and delivered after it would bring the block back.
+   */
+  observe(key: string, decision: Decision, askedAt?: number): void;
   /** Forgets `key`'s block (an unblock or a reset). */
   forget(key: string): void;
+  /** A mark for {@link KnownBlocks.observe}: the forgets so far. */
+  mark(): number;
   /** Milliseconds `key`'s block has left; 0 when none is known. */
   leftMs(key: string): number;
   /** Blocks held now, at most `maxKeys`. */
@@ -28,6 +34,9 @@ export interface KnownBlocks {
  */
 export function createKnownBlocks(maxKeys: number, clock: Clock): KnownBlocks {
   const ends = new Map<string, number>();
+  // Of any key, not per key (that would be a second table to bound): a decision in flight
+  // across an unrelated forget teaches nothing either, and the next one teaches it again.
+  let forgets = 0;
   const nowMs = () => Math.floor(clock());
   const extend = (key: string, untilMs: number) => {
     const endMs = ends.get(key);
@@ -40,8 +49,8 @@ export function createKnownBlocks(maxKeys: number, clock: Clock): KnownBlocks {
     block(key, durationMs) {
       if (durationMs > 0) extend(key, nowMs() + durationMs);
     },
-    observe(key, decision) {
-      if (decision.reason !== 'blocked' || decision.degraded) return;
+    observe(key, decision, askedAt = forgets) {
+      if (decision.reason !== 'blocked' || decision.degraded || askedAt !== forgets) return;
       // A blocked denial's retry waits for the later of the block's end and the algorithm's own
       // retry: the block's end, or later only while the algorithm alone would deny too. Its reset
       // is no bound (a leased limiter's leaves out the units held there); only when the retry is
@@ -49,7 +58,11 @@ export function createKnownBlocks(maxKeys: number, clock: Clock): KnownBlocks {
       const leftMs = Number.isFinite(decision.retryAfterMs) ? decision.retryAfterMs : decision.resetAfterMs;
       if (leftMs > 0 && Number.isFinite(leftMs)) extend(key, nowMs() + Math.ceil(leftMs));
     },
-    forget: (key) => void ends.delete(key),
+    forget(key) {
+      forgets++;
+      ends.delete(key);
+    },
+    mark: () => forgets,
     leftMs(key) {
       const endMs = ends.get(key);
       if (endMs === undefined) return 0;

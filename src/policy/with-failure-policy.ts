@@ -198,8 +198,9 @@ async function decide(
     settings.fallback?.blocks.observe(key, served);
     return shadowed(wrapped, key, cost, served);
   }
+  const askedAt = settings.fallback?.blocks.mark();
   const decision = await askStore(wrapped, key, options, commit, mode, cost, limit);
-  settings.fallback?.blocks.observe(key, decision);
+  settings.fallback?.blocks.observe(key, decision, askedAt);
   return commit ? shadowed(wrapped, key, cost, decision) : decision;
 }
 

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { gcra } from '../../src/algorithms/gcra.js';
 import type { Decision } from '../../src/decision.js';
+import { StoreUnavailableError } from '../../src/errors.js';
 import { createLeasedLimiter } from '../../src/lease/leased-limiter.js';
 import { createLocalFallback } from '../../src/policy/fallback.js';
+import { withFailurePolicy } from '../../src/policy/with-failure-policy.js';
 import { manualClock, memory } from '../http/support/scenarios.js';
 
 const blockedAfter = (retryAfterMs: number, resetAfterMs: number, extra: Partial<Decision> = {}): Decision => ({
@@ -90,5 +92,41 @@ describe('the blocks the local fallback knows of', () => {
     blocks.observe('k', denial);
     expect(blocks.leftMs('k')).toBe(10_000);
     await leased.close();
+  });
+
+  it('a blocked decision the store took before an unblock, delivered after it, teaches nothing', async () => {
+    const clock = manualClock();
+    const store = memory(gcra({ limit: 10, periodMs: 60_000 }), clock.read);
+    let down = false;
+    let open: () => void = () => {};
+    let gate: Promise<void> | undefined;
+    const slow = {
+      ...store,
+      async limit(key: string) {
+        if (down) throw new StoreUnavailableError('down');
+        const decision = await store.limit(key);
+        await gate;
+        return decision;
+      },
+    };
+    const limiter = withFailurePolicy(slow, {
+      failure: 'fallback',
+      fallback: { instances: 1 },
+      deadlineMs: 60_000,
+      clock: clock.read,
+      onWarning: false,
+    });
+    await store.block?.('k', 60_000);
+    gate = new Promise((resolve) => {
+      open = resolve;
+    });
+    const inFlight = limiter.limit('k');
+    await new Promise((resolve) => setImmediate(resolve));
+    await limiter.unblock?.('k');
+    open();
+    expect(await inFlight).toMatchObject({ allowed: false, reason: 'blocked' });
+    down = true;
+    expect(await limiter.limit('k')).toMatchObject({ allowed: true, degraded: true });
+    await limiter.close();
   });
 });
