@@ -144,6 +144,6 @@ function ofWholeKeys(invalidations: Invalidations): Invalidations {
     get live() {
       return invalidations.live;
     },
-    subscribe: (listener) => invalidations.subscribe((key) => listener(whole(key))),
+    subscribe: (listener) => invalidations.subscribe((key, change) => listener(whole(key), change)),
   };
 }
