@@ -166,11 +166,11 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
 
   const planVerdict = (plan: SyncPlan, key: string, decision: Decision): Verdict => {
     const headers = plan.headers(decision);
-    if (decision.allowed && degraded === undefined) return { action: 'continue', headers };
-    const results = [syncResult(plan, key, decision)];
-    degraded?.decided(results);
+    degraded?.decided([syncResult(plan, key, decision)]);
     if (decision.allowed) return { action: 'continue', headers };
-    const outcome = denial(results, headers, config.problemType);
+    const response = plan.denial(decision, headers);
+    if (response !== undefined) return { action: 'respond', response };
+    const outcome = denial([syncResult(plan, key, decision)], headers, config.problemType);
     return { action: 'respond', response: problemResponse(outcome.problem, outcome.headers) };
   };
 
