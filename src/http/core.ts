@@ -192,7 +192,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const decidePlanned = (facts: RequestFacts<Req>, route: RoutePolicy<Req> | undefined) => {
     const plan = syncPlanFor(route);
     if (plan === undefined) return undefined;
-    const key = plan.keyPrefix + ipKeyOf(facts);
+    const key = plan.keyOf(ipKeyOf(facts));
     const decision = plan.decide?.(key, plan.options);
     if (decision !== undefined) return planVerdict(plan, key, decision);
     return plan.limiter.limit(key, plan.options).then(

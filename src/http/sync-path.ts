@@ -18,7 +18,8 @@ export interface SyncPlan {
   decide?: (key: string, options: LimitOptions) => Decision | undefined;
   /** Built once, passed to every call (a limiter does not keep or change it). */
   options: LimitOptions;
-  keyPrefix: string;
+  /** The limiter key of a client's `ipKey` (`<name>:ip:<ipKey>`), the last one kept: a hot client's is the same string each request. */
+  keyOf: (ipKey: string) => string;
   /** The route's RateLimit headers of a decision, with the policy's strings built once. */
   headers: PolicyHeaders;
   /** The route's 429 of a denial, with its body built once per wait in seconds. */
@@ -65,12 +66,24 @@ export function syncPlanOf<Req>(
     name: rule.name,
     limiter,
     options,
-    keyPrefix: `${rule.name}:ip:`,
+    keyOf: lastKeyOf(`${rule.name}:ip:`),
     headers,
     denial: policyDenial(rule.name, config.problemType),
   };
   if (decide !== undefined) plan.decide = decide;
   return plan;
+}
+
+function lastKeyOf(prefix: string): (ipKey: string) => string {
+  let lastIp: string | undefined;
+  let key = '';
+  return (ipKey) => {
+    if (ipKey !== lastIp) {
+      lastIp = ipKey;
+      key = prefix + ipKey;
+    }
+    return key;
+  };
 }
 
 /** The rule's cost when no function decides it (route first, as `chargesFor` reads it). */

@@ -22,6 +22,7 @@ import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
 import { followChannel } from './invalidation.js';
 import { checkPrefix, redisKeyName } from './key-name.js';
+import { lastCallArgs } from './last-call.js';
 import { perMasterClients } from './node-clients.js';
 import {
   type AdminOperation,
@@ -168,6 +169,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   };
 
   const nowArg = () => (clock ? String(readClock(clock)) : '');
+  const lastCall = lastCallArgs(prefix, algorithm, clock === undefined);
   // Validates the caller's key, then gives the stored key: one hash tag per key, Cluster-safe.
   const redisKeyOf = (key: string): string => {
     checkKey(key);
@@ -206,7 +208,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     // (no async frame, no per-call closure); bad input still rejects, never throws.
     limit(key, limitOptions) {
       try {
-        const redisKey = redisKeyOf(key);
+        const keys = lastCall.keysOf(key);
         const core = coreOf(limitOptions);
         const commit = partialOf(limitOptions) ? 'partial' : true;
         // A partial request admits at most the limit, so asking for more is asking for the limit.
@@ -214,11 +216,10 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
           commit === true ? costOf(limitOptions) : Math.min(costOf(limitOptions), core.limit, MAX_PARTIAL_COST);
         firstUse();
         if (batcher) {
-          const decided = batcher.decide(redisKey, nowArg(), cost, commit, core.scriptParams).catch(failedTo.decide);
-          return core === algorithm ? decided : decided.then(ownLimit(core));
+          const decided = batcher.decide(keys[0] as string, nowArg(), cost, commit, core.scriptParams);
+          return core === algorithm ? decided.catch(failedTo.decide) : decided.then(ownLimit(core), failedTo.decide);
         }
-        const args = [nowArg(), ...core.scriptParams, costArg(cost, commit)];
-        const reply = runScript(clients.decide, script, [redisKey], args);
+        const reply = runScript(clients.decide, script, keys, lastCall.argsOf(core, nowArg(), cost, commit));
         const readReply = core === algorithm ? readFirst : (reply: unknown) => toDecision(reply, core.limit, 0);
         return reply.then(readReply, failedTo.decide);
       } catch (error) {
