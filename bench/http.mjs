@@ -1,7 +1,8 @@
 /*
  * HTTP: what a limiter adds to a request on Fastify 5 and Express 5. Scenarios: memory store on
  * one hot key and on 10k keys; Redis plain on one key and 10k keys, with Sluice's batched and
- * leased limiters beside it; the denial path (limit 1, every timed request refused). Each
+ * leased limiters beside it; the denial path (limit 1, every timed request refused), on the
+ * memory store and on Redis (Sluice plain against the peer's Redis store). Each
  * limiter runs in a fresh server process (bench/lib/http-server.mjs), loaded by autocannon from
  * this process; every round runs all runs of a framework in one order and the next round in the
  * reverse order. The 10k-key runs send each request from one of 10k client addresses in
@@ -15,7 +16,7 @@
  * Before timing, every limiter must admit exactly a small limit of one client's requests.
  *
  * Environment: HTTP_BENCH_FRAMEWORKS (fastify,express), HTTP_BENCH_SCENARIOS (all of
- * memory,memory-10k,redis,redis-10k,denial), HTTP_BENCH_SECONDS (default 2), HTTP_BENCH_ROUNDS
+ * memory,memory-10k,redis,redis-10k,denial,redis-denial), HTTP_BENCH_SECONDS (default 2), HTTP_BENCH_ROUNDS
  * (default 3), HTTP_BENCH_WARMUP_SECONDS (default 1).
  */
 import { fork } from 'node:child_process';
@@ -97,6 +98,16 @@ const SCENARIOS = {
       ['sluice', 'memory'],
       ['peer', 'memory'],
     ],
+  },
+  'redis-denial': {
+    title: 'denial path (limit 1, spent), Redis, one hot key',
+    keys: 1,
+    denied: true,
+    runs: [
+      ['sluice', 'redis'],
+      ['peer', 'redis'],
+    ],
+    redis: true,
   },
 };
 const FRAMEWORKS = listOf('HTTP_BENCH_FRAMEWORKS', Object.keys(PEERS));

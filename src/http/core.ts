@@ -166,11 +166,11 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
 
   const planVerdict = (plan: SyncPlan, key: string, decision: Decision): Verdict => {
     const headers = plan.headers(decision);
-    if (decision.allowed && degraded === undefined) return { action: 'continue', headers };
-    const results = [syncResult(plan, key, decision)];
-    degraded?.decided(results);
+    degraded?.decided([syncResult(plan, key, decision)]);
     if (decision.allowed) return { action: 'continue', headers };
-    const outcome = denial(results, headers, config.problemType);
+    const response = plan.denial(decision, headers);
+    if (response !== undefined) return { action: 'respond', response };
+    const outcome = denial([syncResult(plan, key, decision)], headers, config.problemType);
     return { action: 'respond', response: problemResponse(outcome.problem, outcome.headers) };
   };
 
@@ -192,7 +192,7 @@ export function createHttpLimiter<Req>(options: HttpLimitOptions<Req>): HttpLimi
   const decidePlanned = (facts: RequestFacts<Req>, route: RoutePolicy<Req> | undefined) => {
     const plan = syncPlanFor(route);
     if (plan === undefined) return undefined;
-    const key = plan.keyPrefix + ipKeyOf(facts);
+    const key = plan.keyOf(ipKeyOf(facts));
     const decision = plan.decide?.(key, plan.options);
     if (decision !== undefined) return planVerdict(plan, key, decision);
     return plan.limiter.limit(key, plan.options).then(

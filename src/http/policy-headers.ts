@@ -27,13 +27,25 @@ export function policyHeaders(
     }
     return policy;
   };
+  // A denied key's numbers stay put for a second at a time: its RateLimit value is reused.
+  let left = Number.NaN;
+  let reset = Number.NaN;
+  let state = '';
+  const stateOf = (remaining: number, resetSeconds: number) => {
+    if (remaining !== left || resetSeconds !== reset) {
+      left = remaining;
+      reset = resetSeconds;
+      state = `${quoted};r=${remaining};t=${resetSeconds}`;
+    }
+    return state;
+  };
   return (decision) => {
     if (decision.degraded) return [];
     const { limit, remaining, resetAfterMs } = decision;
     const resetSeconds = Math.ceil(resetAfterMs / 1000);
     const pairs: HeaderPair[] = [];
     if (draft === 'draft-11') {
-      pairs.push(['RateLimit-Policy', policyOf(limit)], ['RateLimit', `${quoted};r=${remaining};t=${resetSeconds}`]);
+      pairs.push(['RateLimit-Policy', policyOf(limit)], ['RateLimit', stateOf(remaining, resetSeconds)]);
     } else if (draft === 'draft-7') {
       pairs.push(
         ['RateLimit-Policy', policyOf(limit)],

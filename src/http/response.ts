@@ -41,11 +41,14 @@ export function problem(
   return { type, title: titles[status] as string, status, detail, ...extensions };
 }
 
+/** The `Content-Type` of every problem response. */
+export const PROBLEM_CONTENT_TYPE: HeaderPair = ['Content-Type', 'application/problem+json'];
+
 /** A problem as an `application/problem+json` response carrying `headers`. */
 export function problemResponse(details: ProblemDetails, headers: readonly HeaderPair[]): HttpResponse {
   return {
     status: details.status,
-    headers: [...headers, ['Content-Type', 'application/problem+json']],
+    headers: [...headers, PROBLEM_CONTENT_TYPE],
     body: JSON.stringify(details),
   };
 }

@@ -2,6 +2,7 @@ import type { Decision, FailureMode, LimitOptions } from '../decision.js';
 import type { HttpConfig, NamedRule } from './config.js';
 import type { ChargeResult, RefundableLimiter } from './nested.js';
 import type { RoutePolicy } from './options.js';
+import { type PolicyDenial, policyDenial } from './policy-denial.js';
 import { type PolicyHeaders, policyHeaders } from './policy-headers.js';
 
 /**
@@ -17,9 +18,12 @@ export interface SyncPlan {
   decide?: (key: string, options: LimitOptions) => Decision | undefined;
   /** Built once, passed to every call (a limiter does not keep or change it). */
   options: LimitOptions;
-  keyPrefix: string;
+  /** The limiter key of a client's `ipKey` (`<name>:ip:<ipKey>`), the last one kept: a hot client's is the same string each request. */
+  keyOf: (ipKey: string) => string;
   /** The route's RateLimit headers of a decision, with the policy's strings built once. */
   headers: PolicyHeaders;
+  /** The route's 429 of a denial, with its body built once per wait in seconds. */
+  denial: PolicyDenial;
 }
 
 type SyncDecider = RefundableLimiter & {
@@ -36,7 +40,7 @@ export function syncPlanOf<Req>(
   rules: readonly NamedRule<Req>[],
   route: RoutePolicy<Req> | undefined,
   failure: FailureMode | undefined,
-  config: Pick<HttpConfig<unknown>, 'draft' | 'legacy' | 'epochClock'>,
+  config: Pick<HttpConfig<unknown>, 'draft' | 'legacy' | 'epochClock' | 'problemType'>,
 ): SyncPlan | undefined {
   if (rules.length !== 1) return undefined;
   const rule = rules[0] as NamedRule<Req>;
@@ -58,9 +62,28 @@ export function syncPlanOf<Req>(
       : limiter.algorithmFor(options.params);
   const windowSeconds = Math.max(1, Math.ceil(algorithm.horizonMs / 1000));
   const headers = policyHeaders(rule.name, windowSeconds, config);
-  const plan: SyncPlan = { name: rule.name, limiter, options, keyPrefix: `${rule.name}:ip:`, headers };
+  const plan: SyncPlan = {
+    name: rule.name,
+    limiter,
+    options,
+    keyOf: lastKeyOf(`${rule.name}:ip:`),
+    headers,
+    denial: policyDenial(rule.name, config.problemType),
+  };
   if (decide !== undefined) plan.decide = decide;
   return plan;
+}
+
+function lastKeyOf(prefix: string): (ipKey: string) => string {
+  let lastIp: string | undefined;
+  let key = '';
+  return (ipKey) => {
+    if (ipKey !== lastIp) {
+      lastIp = ipKey;
+      key = prefix + ipKey;
+    }
+    return key;
+  };
 }
 
 /** The rule's cost when no function decides it (route first, as `chargesFor` reads it). */

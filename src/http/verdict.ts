@@ -60,16 +60,20 @@ export function denial(results: readonly ChargeResult[], headers: HeaderPair[], 
       problem: problem(problemType, 413, detail, { limit: longest.name }),
     };
   }
-  const seconds = retryAfterSeconds(waitMs);
   return {
     status: 429,
     limits: results,
     headers: [...headers, retryAfterHeader(waitMs)],
-    problem: problem(problemType, 429, `Rate limit "${longest.name}" exceeded; retry in ${seconds} s.`, {
-      limit: longest.name,
-      retryAfter: seconds,
-    }),
+    problem: tooManyRequests(problemType, longest.name, retryAfterSeconds(waitMs)),
   };
+}
+
+/** The problem of a 429: limit `name` denied and admits again in `seconds` whole seconds. */
+export function tooManyRequests(problemType: string, name: string, seconds: number) {
+  return problem(problemType, 429, `Rate limit "${name}" exceeded; retry in ${seconds} s.`, {
+    limit: name,
+    retryAfter: seconds,
+  });
 }
 
 /** The 503 of a route that fails closed when the store threw. */

@@ -184,6 +184,42 @@ describe('createHttpLimiter decide: the synchronous path', () => {
   });
 });
 
+describe('denials on the synchronous path', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('build the problem+json body once per wait in seconds, not once per request', () => {
+    const http = createHttpLimiter({ limiter: limiterOf(1) });
+    expect(http.decide(facts('203.0.113.7'))).toMatchObject({ action: 'continue' });
+    const stringify = vi.spyOn(JSON, 'stringify');
+    const bodies = new Set<string>();
+    for (let i = 0; i < 100; i++) {
+      const verdict = http.decide(facts('203.0.113.7'));
+      if (verdict instanceof Promise || verdict.action !== 'respond') throw new Error('expected a synchronous 429');
+      bodies.add(verdict.response.body);
+    }
+    expect(stringify).toHaveBeenCalledTimes(1);
+    expect(bodies.size).toBe(1);
+  });
+
+  it("follow the wait as it shrinks, with the general path's headers and body", async () => {
+    let nowMs = 1_000_000;
+    const limiterAt = () =>
+      createMemoryLimiter({ algorithm: gcra({ limit: 1, periodMs: 60_000 }), clock: () => nowMs, pruneIntervalMs: 0 });
+    const http = createHttpLimiter({ limiter: limiterAt(), legacyHeaders: true });
+    const general = createHttpLimiter({ limiter: limiterAt(), legacyHeaders: true });
+    const retryAfters = new Set<string | undefined>();
+    for (let i = 0; i < 6; i++) {
+      const verdict = http.decide(facts('203.0.113.7'));
+      expect(verdict).toEqual(await general.check(facts('203.0.113.7'), { cost: (_info) => 1 }));
+      if (!(verdict instanceof Promise) && verdict.action === 'respond') {
+        retryAfters.add(verdict.response.headers.find(([name]) => name === 'Retry-After')?.[1]);
+      }
+      nowMs += 7_000;
+    }
+    expect([...retryAfters]).toEqual(['53', '46', '39', '32', '25']);
+  });
+});
+
 describe('the client key behind a trusted proxy', () => {
   afterEach(() => {
     vi.restoreAllMocks();

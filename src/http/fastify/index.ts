@@ -60,7 +60,7 @@ export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (fas
   const hook = checkHook(options.hook ?? 'onRequest');
   const registered: [string, string][] = [];
   const limitOwnHook = (request: FastifyRequest, reply: FastifyReply, done: HookDone) =>
-    limitRequest(limiter, request, reply, done);
+    limitRequest(limiter, request, request.routeOptions, reply, done);
   fastify.addHook('onRoute', (route) => {
     const policy = route.config?.rateLimit;
     if (policy) {
@@ -75,10 +75,11 @@ export const rateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (fas
   fastify.addHook('onReady', async () => limiter.checkRegistered(registered));
   // Callback-style hooks: a verdict decided synchronously goes on without a Promise.
   fastify.addHook(hook, (request: FastifyRequest, reply: FastifyReply, done: HookDone) => {
-    const policy = request.routeOptions.config?.rateLimit;
+    const route = request.routeOptions; // a getter that builds a new object on every read
+    const policy = route.config?.rateLimit;
     if (policy && policy.hook !== undefined && policy.hook !== hook)
       done(); // limited in its own hook
-    else limitRequest(limiter, request, reply, done);
+    else limitRequest(limiter, request, route, reply, done);
   });
 };
 
@@ -87,6 +88,7 @@ type HookDone = (error?: Error) => void;
 function limitRequest(
   limiter: HttpLimiter<FastifyRequest>,
   request: FastifyRequest,
+  route: FastifyRequest['routeOptions'],
   reply: FastifyReply,
   done: HookDone,
 ): void {
@@ -96,14 +98,14 @@ function limitRequest(
       request,
       method: request.method,
       path: query === -1 ? request.url : request.url.slice(0, query),
-      routeId: request.routeOptions.url,
+      routeId: route.url,
       header(name) {
         const value = request.headers[name];
         return Array.isArray(value) ? value.join(', ') : value;
       },
       remoteAddress: request.raw.socket?.remoteAddress,
     },
-    request.routeOptions.config?.rateLimit,
+    route.config?.rateLimit,
   );
   if (verdict instanceof Promise) verdict.then((settled) => apply(settled, reply, done), done);
   else apply(verdict, reply, done);

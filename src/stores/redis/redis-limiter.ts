@@ -22,6 +22,7 @@ import { clusterNodesOf, isClusterClient, toScriptClient } from './client.js';
 import { warnIfEvicting } from './eviction.js';
 import { followChannel } from './invalidation.js';
 import { checkPrefix, redisKeyName } from './key-name.js';
+import { lastCallArgs } from './last-call.js';
 import { perMasterClients } from './node-clients.js';
 import {
   type AdminOperation,
@@ -147,6 +148,8 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     return decision;
   };
   const read = (reply: unknown, index: number): Decision => toDecision(reply, algorithm.limit, index);
+  // Made once: an unbatched decision under the limiter's own algorithm needs no closure per call.
+  const readFirst = (reply: unknown): Decision => toDecision(reply, algorithm.limit, 0);
   const batcher = batcherOf(clients.batch, script, read, options, wrap);
   const refundScript = refundScripts[algorithm.name];
   const chargeScript = chargeScripts[algorithm.name];
@@ -166,6 +169,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   };
 
   const nowArg = () => (clock ? String(readClock(clock)) : '');
+  const lastCall = lastCallArgs(prefix, algorithm, clock === undefined);
   // Validates the caller's key, then gives the stored key: one hash tag per key, Cluster-safe.
   const redisKeyOf = (key: string): string => {
     checkKey(key);
@@ -200,25 +204,27 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
 
   return {
     algorithm,
-    async limit(key, limitOptions) {
-      const redisKey = redisKeyOf(key);
-      const core = coreOf(limitOptions);
-      const commit = partialOf(limitOptions) ? 'partial' : true;
-      // A partial request admits at most the limit, so asking for more is asking for the limit.
-      const cost =
-        commit === true ? costOf(limitOptions) : Math.min(costOf(limitOptions), core.limit, MAX_PARTIAL_COST);
-      firstUse();
-      if (batcher) {
-        const decided = batcher.decide(redisKey, nowArg(), cost, commit, core.scriptParams).catch(failedTo.decide);
-        return core === algorithm ? decided : decided.then(ownLimit(core));
+    // Not async: the hot path of every decision chains onto the script call's own promise
+    // (no async frame, no per-call closure); bad input still rejects, never throws.
+    limit(key, limitOptions) {
+      try {
+        const keys = lastCall.keysOf(key);
+        const core = coreOf(limitOptions);
+        const commit = partialOf(limitOptions) ? 'partial' : true;
+        // A partial request admits at most the limit, so asking for more is asking for the limit.
+        const cost =
+          commit === true ? costOf(limitOptions) : Math.min(costOf(limitOptions), core.limit, MAX_PARTIAL_COST);
+        firstUse();
+        if (batcher) {
+          const decided = batcher.decide(keys[0] as string, nowArg(), cost, commit, core.scriptParams);
+          return core === algorithm ? decided.catch(failedTo.decide) : decided.then(ownLimit(core), failedTo.decide);
+        }
+        const reply = runScript(clients.decide, script, keys, lastCall.argsOf(core, nowArg(), cost, commit));
+        const readReply = core === algorithm ? readFirst : (reply: unknown) => toDecision(reply, core.limit, 0);
+        return reply.then(readReply, failedTo.decide);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      const reply = await runScript(
-        clients.decide,
-        script,
-        [redisKey],
-        [nowArg(), ...core.scriptParams, costArg(cost, commit)],
-      ).catch(failedTo.decide);
-      return ownLimit(core)(read(reply, 0));
     },
     async peek(key, peekOptions) {
       const redisKey = redisKeyOf(key);
@@ -351,7 +357,10 @@ const BLOCKED = -2;
 function toDecision(reply: unknown, limit: number, index: number): Decision {
   const at = 4 * index;
   const fields = Array.isArray(reply) ? reply : [];
-  const [allowed, remaining, retryAfterMs, resetAfterMs] = [fields[at], fields[at + 1], fields[at + 2], fields[at + 3]];
+  const allowed = fields[at];
+  const remaining = fields[at + 1];
+  const retryAfterMs = fields[at + 2];
+  const resetAfterMs = fields[at + 3];
   if (allowed === 'error') throw new StoreUnavailableError(`Redis failed this decision: ${String(remaining)}`);
   if (
     !Number.isInteger(allowed) ||

@@ -48,17 +48,20 @@ export interface ScriptClient {
  * const token = await runScript(client, getDel, ['token:abc'], []);
  * ```
  */
-export async function runScript(
+export function runScript(
   client: ScriptClient,
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
+  // Chained on the client's promise rather than awaited: one promise fewer per call, on every decision.
   try {
-    return await client.evalsha(script.sha, keys, args);
+    return Promise.resolve(client.evalsha(script.sha, keys, args)).catch((error: unknown) => {
+      if (!isNoScript(error)) throw error;
+      return client.eval(script.source, keys, args);
+    });
   } catch (error) {
-    if (!isNoScript(error)) throw error;
-    return client.eval(script.source, keys, args);
+    return Promise.reject(error);
   }
 }
 

@@ -10,6 +10,12 @@ export interface IoredisLike {
   eval(source: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
 }
 
+/** The same client seen as taking arrays: both flatten one level of array arguments (their typings' `keys: RedisKey[]` form). */
+interface ArrayTaking {
+  evalsha(sha: string, numKeys: number, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+  eval(source: string, numKeys: number, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+}
+
 /**
  * Adapts an ioredis/iovalkey client. A `Cluster` routes each call by its first key.
  * @example
@@ -22,10 +28,13 @@ export interface IoredisLike {
  * await runScript(client, ping, [], []);
  * ```
  */
-export function fromIoredis(client: IoredisLike): ScriptClient {
+export function fromIoredis(ioredis: IoredisLike): ScriptClient {
+  // The arrays as they are, not spread: the client flattens them anyway, and a spread call
+  // would copy every argument once more on each decision.
+  const client = ioredis as unknown as ArrayTaking;
   return {
-    evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, ...keys, ...args),
-    eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
+    evalsha: (sha, keys, args) => client.evalsha(sha, keys.length, keys, args),
+    eval: (source, keys, args) => client.eval(source, keys.length, keys, args),
   };
 }
 
