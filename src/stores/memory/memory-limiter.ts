@@ -271,14 +271,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     timer.unref();
   }
 
-  return {
+  const limiter: Omit<MemoryLimiter, 'size' | 'bytes'> = {
     algorithm,
-    get size() {
-      return table.size;
-    },
-    get bytes() {
-      return table.bytes;
-    },
     limitSync,
     peekSync,
     resetSync,
@@ -314,6 +308,12 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       return Promise.resolve();
     },
   };
+  // Defined after the literal: a getter inside it would put the limiter in V8's dictionary mode,
+  // where every `limiter.limitSync` a caller makes is a hash lookup.
+  return Object.defineProperties(limiter, {
+    size: { get: table.size, enumerable: true, configurable: true },
+    bytes: { get: table.bytes, enumerable: true, configurable: true },
+  }) as MemoryLimiter;
 }
 
 /**
