@@ -1,4 +1,4 @@
-import type { Decision } from './decision.js';
+import { type Decision, neverAdmitted } from './decision.js';
 import { InvalidDurationError, UnsupportedOperationError } from './errors.js';
 import type { InvalidationChange, InvalidationListener, Invalidations } from './limiter.js';
 
@@ -23,14 +23,14 @@ export function blockMsOf(durationMs: unknown): number {
  */
 export function blockedDecision(decision: Decision, leftMs: number): Decision {
   const waitMs = decision.allowed ? 0 : decision.retryAfterMs;
-  return {
-    allowed: false,
-    limit: decision.limit,
-    remaining: 0,
-    retryAfterMs: Math.max(leftMs, waitMs),
-    resetAfterMs: Math.max(leftMs, decision.resetAfterMs),
-    reason: 'blocked',
-  };
+  const { limit } = decision;
+  const resetAfterMs = Math.max(leftMs, decision.resetAfterMs);
+  const blocked =
+    waitMs === Number.POSITIVE_INFINITY
+      ? neverAdmitted({ limit, remaining: 0, resetAfterMs })
+      : { allowed: false, limit, remaining: 0, retryAfterMs: Math.max(leftMs, waitMs), resetAfterMs };
+  blocked.reason = 'blocked';
+  return blocked;
 }
 
 /** The rejection of an admin operation that `algorithm` gives no meaning to (docs/admin.md). */

@@ -52,6 +52,18 @@ export interface Decision {
 }
 
 /**
+ * `decision` (its `limit`, `remaining`, `resetAfterMs`) as a denial no wait ends, the cost being
+ * above the limit: `retryAfterMs` is `Infinity`. Its fields are in another order than every other
+ * decision's, so V8 gives it a hidden class of its own: one `Infinity` stored in the class all
+ * decisions share would make V8 box every later decision's numbers, process-wide, as heap
+ * numbers (an allocation each).
+ */
+export function neverAdmitted(decision: Pick<Decision, 'limit' | 'remaining' | 'resetAfterMs'>): Decision {
+  const { limit, remaining, resetAfterMs } = decision;
+  return { allowed: false, retryAfterMs: Number.POSITIVE_INFINITY, limit, remaining, resetAfterMs };
+}
+
+/**
  * Why a decision was degraded: `'timeout'` (no reply within the deadline), `'connection'`
  * (connection refused or lost, or the store could not serve), `'script-error'` (the store
  * answered with an error or an unreadable reply), `'breaker-open'` (the circuit breaker kept

@@ -1,4 +1,4 @@
-import type { Decision } from '../decision.js';
+import { type Decision, neverAdmitted } from '../decision.js';
 import { type OptionNames, requireInteger, requireOptions } from '../validate.js';
 import { paramsResolver } from './params.js';
 import { share } from './share.js';
@@ -69,15 +69,18 @@ export function fixedWindow(options: FixedWindowOptions): Algorithm {
       } else {
         t = Math.max(t, endMs - windowMs); // a clock behind the window's start counts in this window
       }
+      // Through Math.max, a small integer: unoptimized code subtracting numbers read from the
+      // state makes a heap number, and one stored in a decision boxes every later decision's numbers.
+      const leftMs = Math.max(1, endMs - t);
       const decision = (allowed: boolean, used: number, retryAfterMs: number): Decision => ({
         allowed,
         limit,
         remaining: Math.max(0, limit - used), // below 0 only for a state written under a larger limit
         retryAfterMs,
-        resetAfterMs: used > 0 ? endMs - t : 0,
+        resetAfterMs: used > 0 ? leftMs : 0,
       });
-      if (cost > limit) return decision(false, count, Number.POSITIVE_INFINITY);
-      if (count + cost > limit) return decision(false, count, endMs - t);
+      if (cost > limit) return neverAdmitted(decision(false, count, 0));
+      if (count + cost > limit) return decision(false, count, leftMs);
       if (commit && cost > 0) {
         state[offset] = count + cost;
         state[offset + 1] = endMs;

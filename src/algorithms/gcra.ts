@@ -1,4 +1,4 @@
-import type { Decision } from '../decision.js';
+import { type Decision, neverAdmitted } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { type OptionNames, orDefault, requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv, floorDiv } from './integer.js';
@@ -85,7 +85,7 @@ export function gcra(options: GcraOptions): Algorithm {
     decide(state, offset, nowMs, cost, commit) {
       const nowUs = nowMs * 1000;
       const tatUs = Math.max(state[offset] as number, nowUs);
-      if (cost > burst) return decision(false, tatUs, nowUs, Number.POSITIVE_INFINITY);
+      if (cost > burst) return neverAdmitted(decision(false, tatUs, nowUs, 0));
       const nextTatUs = tatUs + cost * intervalUs;
       const allowAtUs = nextTatUs - horizonUs;
       if (allowAtUs > nowUs) return decision(false, tatUs, nowUs, ceilDiv(allowAtUs - nowUs, 1000));

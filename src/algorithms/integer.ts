@@ -11,7 +11,12 @@ export function floorDiv(a: number, b: number): number {
   return q * b > a ? q - 1 : q;
 }
 
-/** ⌈a / b⌉ for integers, b > 0. */
+/**
+ * ⌈a / b⌉ for integers, b > 0. Not `-floorDiv(-a, b)`: for a = 0 that is −0 − (−0), a heap
+ * number where V8 expects a small integer, and one stored in a decision makes V8 box the numbers
+ * of every later decision.
+ */
 export function ceilDiv(a: number, b: number): number {
-  return -floorDiv(-a, b);
+  const q = Math.ceil(a / b);
+  return q * b < a ? q + 1 : q;
 }

@@ -1,4 +1,4 @@
-import type { Decision } from '../decision.js';
+import { type Decision, neverAdmitted } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { type OptionNames, requireInteger, requireOptions } from '../validate.js';
 import { floorDiv } from './integer.js';
@@ -108,7 +108,7 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Algo
         resetAfterMs: Math.max(0, resetAtMs - t),
       };
     };
-    if (cost > limit) return decision(false, curr, Number.POSITIVE_INFINITY);
+    if (cost > limit) return neverAdmitted(decision(false, curr, 0));
     if (old + curr + cost > limit) return decision(false, curr, retryAfter(prev, curr, elapsedMs, cost));
     if (commit && cost > 0) {
       state[offset] = curr + cost;

@@ -1,4 +1,4 @@
-import type { Decision } from '../decision.js';
+import { type Decision, neverAdmitted } from '../decision.js';
 import { type OptionNames, requireInteger, requireOptions } from '../validate.js';
 import { paramsResolver } from './params.js';
 import { spendHeld } from './partial.js';
@@ -94,7 +94,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Algorithm {
       retryAfterMs,
       resetAfterMs: inWindow > 0 ? lastMs + windowMs - t : 0,
     });
-    if (cost > limit) return decision(false, used, newestMs, Number.POSITIVE_INFINITY);
+    if (cost > limit) return neverAdmitted(decision(false, used, newestMs, 0));
     const excess = used + cost - limit;
     // Admitted once the oldest `excess` units in the window have left it.
     if (excess > 0) return decision(false, used, newestMs, at(expired + excess - 1) + windowMs - t);

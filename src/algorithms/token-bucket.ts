@@ -1,4 +1,4 @@
-import type { Decision } from '../decision.js';
+import { type Decision, neverAdmitted } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { type OptionNames, requireInteger, requireOptions } from '../validate.js';
 import { ceilDiv } from './integer.js';
@@ -85,7 +85,7 @@ export function tokenBucket(options: TokenBucketOptions): Algorithm {
       const lastMs = state[offset + 1] as number;
       const t = Math.max(nowMs, lastMs); // a clock behind the last write does not refill backwards
       const deficit = refilled(state[offset] as number, t - lastMs);
-      if (cost > capacity) return decision(false, deficit, Number.POSITIVE_INFINITY);
+      if (cost > capacity) return neverAdmitted(decision(false, deficit, 0));
       const next = deficit + cost * unit;
       if (next > full) return decision(false, deficit, ceilDiv(next - full, refill));
       if (commit && cost > 0) {

@@ -11,7 +11,8 @@ import type { KeyState } from './key-state.js';
  * cut-off.
  */
 export interface KeyTable {
-  readonly size: number;
+  /** A method, not a getter: a getter in an object literal puts the table in V8's dictionary mode. */
+  size(): number;
   get(key: string): KeyState | undefined;
   /** Marks `state` used at `nowMs`, moving it to the recent end when due. */
   touch(key: string, state: KeyState, nowMs: number): void;
@@ -55,9 +56,7 @@ export function createKeyTable(
   };
 
   return {
-    get size() {
-      return map.size;
-    },
+    size: () => map.size,
     get: (key) => map.get(key),
     touch(key, state, nowMs) {
       state.usedAtMs = nowMs;

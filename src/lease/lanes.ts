@@ -119,9 +119,7 @@ function createLane(
     // it asks again after at most returnIdleMs, so returned units reach it within that time.
     // While the remote's invalidations are not live, a reset elsewhere could go unheard: no
     // refusal is trusted, so a denied request asks the remote (docs/leasing.md, "Invalidation").
-    get refusalTrustMs() {
-      return remote.invalidations?.live === false ? 0 : refusalTrustMs;
-    },
+    refusalTrustMs: () => (remote.invalidations?.live === false ? 0 : refusalTrustMs),
     returns,
     roundTrip,
     passesThrough: () => passesThrough(windowMs, roundTrip),

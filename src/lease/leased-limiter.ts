@@ -163,13 +163,13 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       let heldUnits = 0;
       let keys = 0;
       for (const { context, table } of lanes.all()) {
-        keys += table.size;
+        keys += table.size();
         for (const [, state] of table.entries()) {
           expire(state, atMs, context.model, counters);
           heldUnits += state.units;
         }
       }
-      return { ...counters, keys, heldUnits, roundTripMs: roundTrip.estimateMs };
+      return { ...counters, keys, heldUnits, roundTripMs: roundTrip.estimateMs() };
     },
     returnIdle: () => returnEvery((lane) => lane.context.returns.returnIdle()),
     close() {
@@ -252,9 +252,17 @@ function passKey(
   }
   const passing = state;
   passing.passing++;
-  return passThrough(key, options).finally(() => {
-    passing.passing--;
-  });
+  // then, not finally: finally adds a promise and two microtask turns per call.
+  return passThrough(key, options).then(
+    (decision) => {
+      passing.passing--;
+      return decision;
+    },
+    (error: unknown) => {
+      passing.passing--;
+      throw error;
+    },
+  );
 }
 
 /** The decision for a key heard from and without a lease in flight, when no remote call is needed. */

@@ -29,7 +29,7 @@ export function leaseWindowMs(leaseSize: number, intervalMs: number): number {
  * adds a round trip's wait behind the key's lease in flight, and the remote decides alone.
  */
 export function passesThrough(windowMs: number, roundTrip: RoundTrip): boolean {
-  return windowMs <= roundTrip.estimateMs;
+  return windowMs <= roundTrip.estimateMs();
 }
 
 /** A call handed straight to the remote. */

@@ -19,8 +19,11 @@ export interface LeaseContext {
   readonly leaseSize: number;
   /** 0 when adaptive sizing is off. */
   readonly adaptiveDivisor: number;
-  /** How long a cached refusal is trusted without asking again (`returnIdleMs`, or forever). */
-  readonly refusalTrustMs: number;
+  /**
+   * How long a cached refusal is trusted without asking again (`returnIdleMs`, or forever). A
+   * method, not a getter: a getter in an object literal puts it in V8's dictionary mode.
+   */
+  refusalTrustMs(): number;
   readonly returns: Returns;
   /** The remote's round-trip time, fed by every call this lane makes. */
   readonly roundTrip: RoundTrip;
@@ -195,7 +198,7 @@ function refused(context: LeaseContext, state: KeyState, askedAtMs: number, unit
   context.counters.refusals++;
   state.deniedUnits = units;
   state.deniedUntilMs = askedAtMs + reply.retryAfterMs;
-  state.trustRefusalUntilMs = askedAtMs + Math.min(reply.retryAfterMs, context.refusalTrustMs);
+  state.trustRefusalUntilMs = askedAtMs + Math.min(reply.retryAfterMs, context.refusalTrustMs());
   // Held units stay spent through a block; the local decision denies before it spends them.
   if (reply.reason === 'blocked') state.blockedUntilMs = state.deniedUntilMs;
   return { ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) };

@@ -1,4 +1,4 @@
-import type { Decision, DegradedReason } from '../decision.js';
+import { type Decision, type DegradedReason, neverAdmitted } from '../decision.js';
 import { isSluiceError, type StoreUnavailableError } from '../errors.js';
 
 /*
@@ -16,8 +16,8 @@ export function failOpen(limit: number, cost: number): Decision {
  * (`retryInMs`, the breaker's remaining cool-down), or never when `cost` exceeds the limit.
  */
 export function failClosed(limit: number, cost: number, retryInMs: number): Decision {
-  const retryAfterMs = cost > limit ? Number.POSITIVE_INFINITY : Math.max(1, retryInMs);
-  return { allowed: false, limit, remaining: 0, retryAfterMs, resetAfterMs: 0 };
+  if (cost > limit) return neverAdmitted({ limit, remaining: 0, resetAfterMs: 0 });
+  return { allowed: false, limit, remaining: 0, retryAfterMs: Math.max(1, retryInMs), resetAfterMs: 0 };
 }
 
 // Codes with which a reachable Redis says it cannot serve right now: availability, not the script.

@@ -271,38 +271,26 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     timer.unref();
   }
 
-  return {
+  const limiter: Omit<MemoryLimiter, 'size' | 'bytes'> = {
     algorithm,
-    get size() {
-      return table.size;
-    },
-    get bytes() {
-      return table.bytes;
-    },
     limitSync,
     peekSync,
     resetSync,
-    limit(key, limitOptions) {
-      // Inline rather than through settle(): no closure per decision on the awaited path.
-      try {
-        return Promise.resolve(limitSync(key, limitOptions));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
-    peek: (key, peekOptions) => settle(() => peekSync(key, peekOptions)),
-    reset: (key) => settle(() => resetSync(key)),
+    // Async functions: a throw becomes a rejection with no closure or try block per call.
+    limit: async (key, limitOptions) => limitSync(key, limitOptions),
+    peek: async (key, peekOptions) => peekSync(key, peekOptions),
+    reset: async (key) => resetSync(key),
     ...(refund && {
-      refund: (key: string, units: number, refundOptions?: ParamsOptions) =>
-        settle(() => refundSync(key, units, refundOptions)),
+      refund: async (key: string, units: number, refundOptions?: ParamsOptions) =>
+        refundSync(key, units, refundOptions),
     }),
     algorithmFor: (params) => algorithmFor(algorithm, params),
-    ...(charge && { charge: (key: string, units: number) => settle(() => chargeSync(key, units)) }),
-    block: (key, durationMs) => settle(() => admin.block(key, durationMs)),
-    unblock: (key) => settle(() => admin.unblock(key)),
-    penalty: (key, units) => settle(() => admin.penalty(key, units)),
-    reward: (key, units) => settle(() => admin.reward(key, units)),
-    invalidate: (key) => settle(() => admin.invalidate(key)),
+    ...(charge && { charge: async (key: string, units: number) => chargeSync(key, units) }),
+    block: async (key, durationMs) => admin.block(key, durationMs),
+    unblock: async (key) => admin.unblock(key),
+    penalty: async (key, units) => admin.penalty(key, units),
+    reward: async (key, units) => admin.reward(key, units),
+    invalidate: async (key) => admin.invalidate(key),
     invalidations,
     prune: () => {
       const nowMs = readClock(clock);
@@ -314,6 +302,12 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       return Promise.resolve();
     },
   };
+  // Defined after the literal: a getter inside it would put the limiter in V8's dictionary mode,
+  // where every `limiter.limitSync` a caller makes is a hash lookup.
+  return Object.defineProperties(limiter, {
+    size: { get: table.size, enumerable: true, configurable: true },
+    bytes: { get: table.bytes, enumerable: true, configurable: true },
+  }) as MemoryLimiter;
 }
 
 /**
@@ -365,12 +359,3 @@ function withRoom(
 }
 
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
-
-/** Runs a synchronous decision as a Promise, turning a throw into a rejection. */
-function settle<T>(run: () => T): Promise<T> {
-  try {
-    return Promise.resolve(run());
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}

@@ -18,14 +18,14 @@
  * neighbours. The hand walks the Map itself, so no slot → key array is needed either.
  */
 export interface SlotTable {
-  /** Keys held now. */
-  readonly size: number;
-  /** Bytes of typed arrays held now: slots reserved plus states of their own; at most `maxBytes`. */
-  readonly bytes: number;
   /**
-   * The shared state array; slot s starts at `s * width`. Replaced when the table grows. A
-   * method, not a getter: V8 does not inline an object literal's getters, and every decision reads it.
+   * Keys held now. Methods, not getters: a getter in an object literal puts the object in V8's
+   * dictionary mode, where every decision's `find` and `state` would be a hash lookup.
    */
+  size(): number;
+  /** Bytes of typed arrays held now: slots reserved plus states of their own; at most `maxBytes`. */
+  bytes(): number;
+  /** The shared state array; slot s starts at `s * width`. Replaced when the table grows. */
   state(): Float64Array;
   /** The slot of `key`, marked used, or −1. */
   find(key: string): number;
@@ -151,12 +151,8 @@ export function createSlotTable(options: SlotTableOptions): SlotTable {
   };
 
   return {
-    get size() {
-      return slotOf.size;
-    },
-    get bytes() {
-      return capacity * bytesPerSlot + ownedBytes;
-    },
+    size: () => slotOf.size,
+    bytes: () => capacity * bytesPerSlot + ownedBytes,
     state: () => state,
     find(key) {
       const s = slotOf.get(key);

@@ -1,7 +1,7 @@
 import { blockMsOf } from '../../admin.js';
 import { algorithmFor } from '../../algorithms/params.js';
 import type { Algorithm } from '../../algorithms/types.js';
-import { type Decision, type ParamsOptions, peekDecision } from '../../decision.js';
+import { type Decision, neverAdmitted, type ParamsOptions, peekDecision } from '../../decision.js';
 import { ConfigError, StoreUnavailableError } from '../../errors.js';
 import { type InvalidationChange, type Limiter, readClock } from '../../limiter.js';
 import {
@@ -370,13 +370,17 @@ function toDecision(reply: unknown, limit: number, index: number): Decision {
   ) {
     throw new StoreUnavailableError(`unreadable script reply: ${JSON.stringify(reply)}`);
   }
-  const decision: Decision = {
-    allowed: allowed === 1,
-    limit,
-    remaining: Math.max(0, remaining as number), // below 0 only for a state written under a larger limit
-    retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : (retryAfterMs as number),
-    resetAfterMs: resetAfterMs as number,
-  };
+  const held = Math.max(0, remaining as number); // below 0 only for a state written under a larger limit
+  const decision: Decision =
+    retryAfterMs === -1
+      ? neverAdmitted({ limit, remaining: held, resetAfterMs: resetAfterMs as number })
+      : {
+          allowed: allowed === 1,
+          limit,
+          remaining: held,
+          retryAfterMs: retryAfterMs as number,
+          resetAfterMs: resetAfterMs as number,
+        };
   if (allowed === 0 || allowed === 1) return decision;
   if (allowed === BLOCKED) {
     decision.reason = 'blocked';
