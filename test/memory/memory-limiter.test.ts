@@ -114,6 +114,26 @@ describe('bounded memory store', () => {
     }
   });
 
+  it('with room for 2 blocks, a third drops the oldest set, never a live block ending sooner', async () => {
+    let nowMs = 0;
+    const limiter = createMemoryLimiter({
+      algorithm: gcra({ limit: 5, periodMs: 1000 }),
+      maxKeys: 2,
+      clock: () => nowMs,
+    });
+    await limiter.block?.('a', 10_000);
+    await limiter.block?.('b', 20_000);
+    await limiter.block?.('c', 30_000);
+    expect(['a', 'b', 'c'].map((key) => limiter.limitSync(key).reason ?? 'admitted')).toEqual([
+      'admitted',
+      'blocked',
+      'blocked',
+    ]);
+    nowMs = 20_000;
+    await limiter.block?.('d', 5_000); // b is over now: it goes, not c
+    expect(['c', 'd'].map((key) => limiter.limitSync(key).reason)).toEqual(['blocked', 'blocked']);
+  });
+
   it('a denied stranger takes no slot', () => {
     const { limiter } = setup({ limit: 1, periodMs: 1000, maxKeys: 1 });
     limiter.limitSync('held');

@@ -8,8 +8,8 @@ export interface BlockTable {
   size(): number;
   /** Milliseconds `key`'s block has left at `nowMs`; 0 (and the block dropped) when none runs. */
   leftMs(key: string, nowMs: number): number;
-  /** Blocks `key` until `untilMs`, unless a block running longer is already set. */
-  extend(key: string, untilMs: number): void;
+  /** Blocks `key` until `untilMs`, unless a block running longer is already set; `nowMs` drops the blocks over when full. */
+  extend(key: string, untilMs: number, nowMs: number): void;
   delete(key: string): void;
   /** Drops every block over at `nowMs`. */
   prune(nowMs: number): void;
@@ -29,11 +29,11 @@ export function createBlockTable(maxKeys: number): BlockTable {
       ends.delete(key);
       return 0;
     },
-    extend(key, untilMs) {
+    extend(key, untilMs, nowMs) {
       const endMs = ends.get(key);
       if (endMs !== undefined && endMs >= untilMs) return;
       ends.delete(key); // re-inserted last: the most recently set goes last when full
-      if (ends.size >= maxKeys) prune(untilMs - 1);
+      if (ends.size >= maxKeys) prune(nowMs);
       if (ends.size >= maxKeys) ends.delete(ends.keys().next().value as string);
       ends.set(key, untilMs);
     },

@@ -179,9 +179,12 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     checkKey(key);
     const core = resolve(peekOptions);
     const nowMs = readClock(clock);
+    const held = reportAt(key, 0, nowMs, core);
     const next = reportAt(key, 1, nowMs, core);
     const leftMs = blocks.leftMs(key, nowMs);
-    return peekDecision(reportAt(key, 0, nowMs, core), leftMs === 0 ? next : blockedDecision(next, leftMs));
+    if (leftMs === 0) return peekDecision(held, next);
+    // Blocked, the key holds nothing for a request until the block ends, as the Redis script says.
+    return peekDecision(blockedDecision(held, leftMs), blockedDecision(next, leftMs));
   };
   const resetSync = (key: string): void => {
     checkKey(key);
@@ -226,7 +229,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     block(key: string, durationMs: number): void {
       checkKey(key);
       const ms = blockMsOf(durationMs);
-      if (ms > 0) blocks.extend(key, readClock(clock) + ms);
+      const nowMs = readClock(clock);
+      if (ms > 0) blocks.extend(key, nowMs + ms, nowMs);
       invalidations.emit(key, 'block');
     },
     unblock(key: string): void {
