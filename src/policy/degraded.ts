@@ -1,6 +1,6 @@
 import { blockedDecision } from '../admin.js';
 import type { AlgorithmParams } from '../algorithms/types.js';
-import { type Decision, type DegradedReason, type FailureMode, peekDecision } from '../decision.js';
+import type { Decision, DegradedReason, FailureMode } from '../decision.js';
 import type { StoreUnavailableError } from '../errors.js';
 import type { DegradedEvent, PolicySettings } from './options.js';
 import { failClosed, failOpen } from './policies.js';
@@ -51,10 +51,10 @@ function policyAnswer(
   const local = fallback.current();
   const blockedMs = fallback.blocks.leftMs(key);
   if (blockedMs > 0) {
-    // A block this process knows of denies as the store would, spending nothing locally.
+    // A block this process knows of denies as the store would, spending nothing locally; a peek
+    // too says the key holds nothing until the block ends.
     const next = local.limiter.peekSync(key, { params });
-    const blocked = blockedDecision(next, blockedMs);
-    return { decision: commit ? blocked : peekDecision(next, blocked), instances: local.instances };
+    return { decision: blockedDecision(next, blockedMs), instances: local.instances };
   }
   // The local share of the call's own numbers: the fallback's algorithm divides params too.
   const decision = commit ? local.limiter.limitSync(key, { cost, params }) : local.limiter.peekSync(key, { params });

@@ -73,7 +73,14 @@ describe.each(stores)('admin operations on %s', (_name, store) => {
       await limiter.block?.('k', 2_000);
       const denied = await limiter.limit('k');
       expect(denied).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 2_000, reason: 'blocked' });
-      expect(await limiter.peek('k')).toMatchObject({ allowed: false, retryAfterMs: 2_000, reason: 'blocked' });
+      // A peek says what the key holds for a request: nothing while blocked, on every store.
+      expect(await limiter.peek('k')).toMatchObject({
+        allowed: false,
+        remaining: 0,
+        retryAfterMs: 2_000,
+        resetAfterMs: 2_000,
+        reason: 'blocked',
+      });
       clock.advance(1_999);
       expect(await limiter.limit('k')).toMatchObject({ allowed: false, retryAfterMs: 1, reason: 'blocked' });
       clock.advance(1);
