@@ -17,7 +17,8 @@ export function lastCallArgs(prefix: string, algorithm: Algorithm, onServerClock
   return {
     /** `[redis name of key]`, after checking `key` (throws InvalidKeyError). */
     keysOf(key: string): readonly string[] {
-      if (key !== lastKey) {
+      // `lastKey` starts undefined: a first call with an undefined key must still be checked.
+      if (key !== lastKey || lastKey === undefined) {
         checkKey(key);
         keys = [redisKeyName(prefix, key)];
         lastKey = key;
