@@ -1,6 +1,4 @@
 import type { Algorithm } from '../../algorithms/types.js';
-import { checkKey } from '../../validate.js';
-import { redisKeyName } from './key-name.js';
 import { type Commit, costArg } from './scripts/compose.js';
 
 /**
@@ -9,7 +7,12 @@ import { type Commit, costArg } from './scripts/compose.js';
  * and on the server's clock nothing else in them changes. Neither array is changed after it is
  * made (the clients copy them into the command), so a call can reuse the last one's.
  */
-export function lastCallArgs(prefix: string, algorithm: Algorithm, onServerClock: boolean) {
+export function lastCallArgs(
+  /** The limiter's checked Redis name of a key (throws InvalidKeyError). */
+  redisKeyOf: (key: string) => string,
+  algorithm: Algorithm,
+  onServerClock: boolean,
+) {
   let lastKey: string | undefined;
   let keys: readonly string[] = [];
   let lastCost = Number.NaN;
@@ -19,8 +22,7 @@ export function lastCallArgs(prefix: string, algorithm: Algorithm, onServerClock
     keysOf(key: string): readonly string[] {
       // `lastKey` starts undefined: a first call with an undefined key must still be checked.
       if (key !== lastKey || lastKey === undefined) {
-        checkKey(key);
-        keys = [redisKeyName(prefix, key)];
+        keys = [redisKeyOf(key)];
         lastKey = key;
       }
       return keys;

@@ -169,12 +169,12 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   };
 
   const nowArg = () => (clock ? String(readClock(clock)) : '');
-  const lastCall = lastCallArgs(prefix, algorithm, clock === undefined);
   // Validates the caller's key, then gives the stored key: one hash tag per key, Cluster-safe.
   const redisKeyOf = (key: string): string => {
     checkKey(key);
     return redisKeyName(prefix, key);
   };
+  const lastCall = lastCallArgs(redisKeyOf, algorithm, clock === undefined);
   // One rejection handler per action, made once: a call's failure becomes StoreUnavailableError.
   const failure = (action: string) => (error: unknown) => {
     throw new StoreUnavailableError(`Redis could not ${action} for '${algorithm.name}'`, error);
