@@ -1,5 +1,6 @@
 import { Redis as IORedis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { readCommandStats } from '../../bench/lib/commandstats.mjs';
 import { ClockError, ConfigError, gcra, type Limiter } from '../../src/index.js';
 import { createRedisLimiter } from '../../src/stores/redis/index.js';
 import { profiles } from '../../src/testing/profiles.js';
@@ -119,6 +120,42 @@ describe('Redis GCRA', () => {
     expect(pttl).toBeLessThanOrEqual(10_000);
     expect(await l.peek('p')).toMatchObject({ allowed: true, remaining: 5, resetAfterMs: 0 });
     expect(await admin().exists(`${prefix}{p}`)).toBe(0);
+  });
+
+  it('decides a planted key without TTL whose TAT is within the horizon as state, and gives it a TTL once admitted', async () => {
+    const prefix = `plant${++prefixSequence}:`;
+    // 5 per 10 s: T = 2 s, horizon 10 s. A TAT 6 s ahead is a state this rule could have written.
+    await admin().set(`${prefix}{k}`, String((nowMs + 6000) * 1000));
+    const l = createRedisLimiter({
+      client: redis(),
+      algorithm: gcra({ limit: 5, periodMs: 10_000 }),
+      prefix,
+      clock: () => nowMs,
+    });
+    expect(await l.limit('k', { cost: 3 })).toMatchObject({ allowed: false, remaining: 2, retryAfterMs: 2000 });
+    expect(await admin().pttl(`${prefix}{k}`)).toBe(-1);
+    expect(await l.limit('k', { cost: 2 })).toMatchObject({ allowed: true, remaining: 0, resetAfterMs: 10_000 });
+    expect(await admin().get(`${prefix}{k}`)).toBe(String((nowMs + 10_000) * 1000));
+    const pttl = await admin().pttl(`${prefix}{k}`);
+    expect(pttl).toBeGreaterThan(9000);
+    expect(pttl).toBeLessThanOrEqual(10_000);
+  });
+
+  it('runs no PTTL for a decision of one key whose TAT is ahead of now but within the horizon', async () => {
+    const commandsOf = async (decide: () => Promise<unknown>) => {
+      const before = await readCommandStats(admin());
+      for (let i = 0; i < 20; i++) await decide();
+      const after = await readCommandStats(admin());
+      const names = ['evalsha', 'mget', 'get', 'pttl', 'set'];
+      return Object.fromEntries(names.map((name) => [name, (after.get(name) ?? 0) - (before.get(name) ?? 0)]));
+    };
+    // Admitted with the TAT ahead of now (20 of a burst of 25, at one instant), then limited.
+    const burst = limiter({ limit: 5, periodMs: 10_000, burst: 25 });
+    expect(await commandsOf(() => burst.limit('hot'))).toEqual({ evalsha: 20, mget: 20, get: 20, pttl: 0, set: 20 });
+    const l = limiter({ limit: 5, periodMs: 10_000 });
+    await l.limit('hot', { cost: 5 });
+    expect((await l.limit('hot')).allowed).toBe(false);
+    expect(await commandsOf(() => l.limit('hot'))).toEqual({ evalsha: 20, mget: 20, get: 20, pttl: 0, set: 0 });
   });
 
   it('never moves stored time backwards when the client clock does', async () => {

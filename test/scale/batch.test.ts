@@ -101,11 +101,12 @@ describe('exact decision batching', () => {
     }
   });
 
-  it('reads and writes a hot key once per call: 256 decisions of one key in one call cost 2 MGETs (its state, its block) and 1 SET, admitting exactly 100; 256 more over the limit cost 2 MGETs and 1 PTTL', async () => {
+  it('reads and writes a hot key once per call: 256 decisions of one key in one call cost 2 MGETs (its state, its block) and 1 SET, admitting exactly 100; 256 more over the limit cost 2 MGETs and no PTTL, 1 PTTL beyond the horizon', async () => {
+    const hotPrefix = prefix();
     const limiter = createRedisLimiter({
       client: connections[2],
       algorithm: gcra({ limit: 100, periodMs: 60_000 }),
-      prefix: prefix(),
+      prefix: hotPrefix,
       batch: { maxDecisions: 256 },
     });
     const turn = async () => {
@@ -120,10 +121,15 @@ describe('exact decision batching', () => {
     expect(first.decisions.map((d) => d.remaining).slice(98, 101)).toEqual([1, 0, 0]);
     // The second MGET reads the key's block (docs/admin.md), once per key and call like its state.
     expect(first.calls).toEqual({ get: 0, mget: 2, pttl: 0, set: 1, evalsha: 1 });
-    // Over the limit the stored TAT is ahead of now: one PTTL for the key, not one per decision.
+    // Over the limit the stored TAT is ahead of now but within the horizon: no PTTL.
     const second = await turn();
     expect(second.decisions.filter((d) => d.allowed)).toHaveLength(0);
-    expect(second.calls).toEqual({ get: 0, mget: 2, pttl: 1, set: 0, evalsha: 1 });
+    expect(second.calls).toEqual({ get: 0, mget: 2, pttl: 0, set: 0, evalsha: 1 });
+    // A TAT an hour ahead (as a charge may leave) is asked about once for the key, and kept.
+    await admin.set(`${hotPrefix}{hot}`, String((Date.now() + 3_600_000) * 1000), 'PX', 3_600_000);
+    const third = await turn();
+    expect(third.decisions.filter((d) => d.allowed)).toHaveLength(0);
+    expect(third.calls).toEqual({ get: 0, mget: 2, pttl: 1, set: 0, evalsha: 1 });
   });
 
   it('reads the blocks of a call of 64 keys in one MGET, not one GET per key, and still honours one', async () => {

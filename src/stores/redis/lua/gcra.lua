@@ -56,26 +56,27 @@ local admitted = {}
 -- key by key. MGET reads a key holding no string as nil, so a key of another type under the
 -- prefix, like one holding no number, is decided as fresh and replaced on every path.
 local stored = {}
--- Stored TATs ahead of now that this call has asked PTTL about (false: the key was unowned and
--- dropped): a key decided k times in one call without an admission costs one PTTL, not k.
-local verified = {}
+-- The stored TAT of each key this call has read (false: none, or dropped as unowned): a key
+-- decided k times in one call without an admission costs one read and one PTTL at most, not k.
+local known = {}
 local function read_ahead(keys)
   stored = redis.call('MGET', unpack(keys))
 end
 local function decide(key, cost, commit, i)
   local tat = admitted[key]
   if not tat then
-    tat = verified[key]
+    tat = known[key]
     if tat == nil then
       local value = stored[i]
       if value == nil then value = redis.call('MGET', key)[1] end
-      tat = tonumber(value)
-      -- Only a TAT ahead of now sways a decision (one at or before now is a fresh key), so only
-      -- then is it worth a PTTL to learn whether Sluice wrote it.
-      if tat and tat > now then
-        if fresh_if_unowned(key) then tat = false end
-        verified[key] = tat
-      end
+      tat = tonumber(value) or false
+      -- Only a TAT beyond the horizon is worth a PTTL to learn whether Sluice wrote it: no
+      -- admission of this rule leaves one there, so it could deny longer than the rule allows.
+      -- A TAT within it is a state this rule could have written: Sluice's or not, it decays
+      -- within the horizon, and the next admission SETs it with a TTL. (A charge or penalty may
+      -- write beyond it: its key has a TTL, so the PTTL keeps it.)
+      if tat and tat > now + horizon and fresh_if_unowned(key) then tat = false end
+      known[key] = tat
     end
   end
   if not tat or tat < now then tat = now end
