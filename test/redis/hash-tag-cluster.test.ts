@@ -166,6 +166,34 @@ describe('blocks in a slot being migrated', () => {
     await cluster.migrateSlot(slot, to);
     expect(await limiter.limit(moved)).toMatchObject({ allowed: false, reason: 'blocked' });
   });
+
+  it("reads a one-key call's state and block apart when their MGET fails: the state holds, a block moved away reads as none", async () => {
+    const prefix = `mig${++prefixes}:`;
+    const limiter = createRedisLimiter({
+      client: ioredis,
+      algorithm: gcra({ limit: 5, periodMs: 60_000 }),
+      prefix,
+      clock: manualClock().now,
+      onWarning: false,
+    });
+    const [moved, staying] = twoIdsOfOneSlot();
+    const slot = keySlot(`{${moved}}`);
+    const from = await cluster.ownerOf(slot);
+    const to = cluster.masters.find((master) => master.id !== from.id);
+    if (!to) throw new Error('a second master');
+    for (const id of [moved, staying]) {
+      await limiter.limit(id);
+      await limiter.block?.(id, 60_000);
+    }
+    await to.admin.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', from.id);
+    await from.admin.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', to.id);
+    await from.admin.call('MIGRATE', '127.0.0.1', to.port, '', 0, 5000, 'KEYS', `${prefix}{${moved}}:block`);
+    // Its state, still here, is read alone: one unit spent before, one now.
+    expect(await limiter.limit(moved)).toMatchObject({ allowed: true, remaining: 3 });
+    expect(await limiter.limit(staying)).toMatchObject({ allowed: false, reason: 'blocked' });
+    await cluster.migrateSlot(slot, to);
+    expect(await limiter.limit(moved)).toMatchObject({ allowed: false, reason: 'blocked' });
+  });
 });
 
 describe('blocks on the per-master path', () => {

@@ -46,22 +46,19 @@ local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
 -- The rule: its parameters, its state for the call, one decision.
 local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
+-- The stored values of a same-slot call, by decision, from the MGET that reads their blocks.
+-- MGET reads a key holding no string as false, so a key of another type under the prefix, like
+-- one holding no number, is decided as fresh and replaced on every path.
+local stored = {}
 local horizon = burst * interval -- how far TAT may run ahead of now
 local now = now_ms * 1000
 -- TATs this call admitted, each SET once at its end: a key decided k times in one batch costs
 -- one read and one SET, not k of each. Nobody sees between a script's decisions, so the state
 -- Redis ends with is the one k separate calls would leave.
 local admitted = {}
--- The stored values of a same-slot call, by decision, from one MGET; the per-master script reads
--- key by key. MGET reads a key holding no string as nil, so a key of another type under the
--- prefix, like one holding no number, is decided as fresh and replaced on every path.
-local stored = {}
 -- The stored TAT of each key this call has read (false: none, or dropped as unowned): a key
 -- decided k times in one call without an admission costs one read and one PTTL at most, not k.
 local known = {}
-local function read_ahead(keys)
-  stored = redis.call('MGET', unpack(keys))
-end
 local function decide(key, cost, commit, i)
   local tat = admitted[key]
   if not tat then
@@ -133,13 +130,15 @@ local function decide_blocked(block_end, rule, key, cost, i)
   if retry ~= -1 then retry = max(retry, left) end
   return -2, 0, retry, max(reset, left)
 end
--- A batch of one slot reads every key's block in one MGET before its first decision (a run of
+-- A same-slot call reads every key's block in one MGET before its first decision (a run of
 -- one key, as a hot key's batch is, named once), kept for the blocked keys only: a GET per key
--- doubled the commands a batched decision runs (its SET is the other). Otherwise each key's
--- block is read alone, once per key and call: a call of one key; the per-master path, whose
--- keys span slots (a Cluster refuses an MGET over slots, and counts it as an error reply); and
--- a slot being migrated, where a block key not (or no longer) on this node errors, and so does
--- the MGET, and only the keys not here read as unblocked.
+-- doubled the commands a batched decision runs (its SET is the other). A string state rides in
+-- the same MGET, so one key's call reads its state and its block in one command, not two.
+-- Otherwise each key's block is read alone, once per key and call: a call of one key of a
+-- state that is no string; the per-master path, whose keys span slots (a Cluster refuses an
+-- MGET over slots, and counts it as an error reply); and a slot being migrated, where a block
+-- key not (or no longer) on this node errors, and so does the MGET, and only the keys not here
+-- read as unblocked.
 local blocks_read, block_ends = false, {}
 local function block_end_of(key)
   local block_end = block_ends[key]
@@ -163,8 +162,9 @@ local function decide_one(rule, key, cost, commit, i)
   if type(allowed) == 'table' then allowed = allowed.err end
   return 'error', tostring(allowed), 0, 0
 end
-local function read_blocks(keys)
-  local names, last = {}, nil
+local function read_blocks(keys, with_states)
+  local names, last = with_states and { unpack(keys) } or {}, nil
+  local first = #names
   for i = 1, #keys do
     if keys[i] ~= last then
       last = keys[i]
@@ -172,8 +172,8 @@ local function read_blocks(keys)
     end
   end
   local found = redis.pcall('MGET', unpack(names))
-  if found.err then return end
-  local j = 0
+  if found.err then return nil end
+  local j = first
   last = nil
   for i = 1, #keys do
     if keys[i] ~= last then
@@ -182,9 +182,17 @@ local function read_blocks(keys)
     end
   end
   blocks_read = true
+  return found
 end
-read_ahead(KEYS)
-if #KEYS > 1 then read_blocks(KEYS) end
+local function read_one(key)
+  local found = redis.pcall('MGET', key, key .. ':block')
+  if found.err then return nil end
+  if found[2] then block_ends[key] = tonumber(found[2]) end
+  blocks_read = true
+  return found
+end
+if #KEYS == 1 then stored = read_one(KEYS[1]) else stored = read_blocks(KEYS, true) end
+stored = stored or redis.call('MGET', unpack(KEYS))
 local replies = {}
 local costs_at = 4
 local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's

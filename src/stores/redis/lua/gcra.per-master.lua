@@ -49,16 +49,16 @@ local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
 -- The rule: its parameters, its state for the call, one decision.
 local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
+-- The stored values of a same-slot call, by decision, from the MGET that reads their blocks.
+-- MGET reads a key holding no string as false, so a key of another type under the prefix, like
+-- one holding no number, is decided as fresh and replaced on every path.
+local stored = {}
 local horizon = burst * interval -- how far TAT may run ahead of now
 local now = now_ms * 1000
 -- TATs this call admitted, each SET once at its end: a key decided k times in one batch costs
 -- one read and one SET, not k of each. Nobody sees between a script's decisions, so the state
 -- Redis ends with is the one k separate calls would leave.
 local admitted = {}
--- The stored values of a same-slot call, by decision, from one MGET; the per-master script reads
--- key by key. MGET reads a key holding no string as nil, so a key of another type under the
--- prefix, like one holding no number, is decided as fresh and replaced on every path.
-local stored = {}
 -- The stored TAT of each key this call has read (false: none, or dropped as unowned): a key
 -- decided k times in one call without an admission costs one read and one PTTL at most, not k.
 local known = {}
@@ -133,13 +133,15 @@ local function decide_blocked(block_end, rule, key, cost, i)
   if retry ~= -1 then retry = max(retry, left) end
   return -2, 0, retry, max(reset, left)
 end
--- A batch of one slot reads every key's block in one MGET before its first decision (a run of
+-- A same-slot call reads every key's block in one MGET before its first decision (a run of
 -- one key, as a hot key's batch is, named once), kept for the blocked keys only: a GET per key
--- doubled the commands a batched decision runs (its SET is the other). Otherwise each key's
--- block is read alone, once per key and call: a call of one key; the per-master path, whose
--- keys span slots (a Cluster refuses an MGET over slots, and counts it as an error reply); and
--- a slot being migrated, where a block key not (or no longer) on this node errors, and so does
--- the MGET, and only the keys not here read as unblocked.
+-- doubled the commands a batched decision runs (its SET is the other). A string state rides in
+-- the same MGET, so one key's call reads its state and its block in one command, not two.
+-- Otherwise each key's block is read alone, once per key and call: a call of one key of a
+-- state that is no string; the per-master path, whose keys span slots (a Cluster refuses an
+-- MGET over slots, and counts it as an error reply); and a slot being migrated, where a block
+-- key not (or no longer) on this node errors, and so does the MGET, and only the keys not here
+-- read as unblocked.
 local blocks_read, block_ends = false, {}
 local function block_end_of(key)
   local block_end = block_ends[key]

@@ -132,13 +132,15 @@ local function decide_blocked(block_end, rule, key, cost, i)
   if retry ~= -1 then retry = max(retry, left) end
   return -2, 0, retry, max(reset, left)
 end
--- A batch of one slot reads every key's block in one MGET before its first decision (a run of
+-- A same-slot call reads every key's block in one MGET before its first decision (a run of
 -- one key, as a hot key's batch is, named once), kept for the blocked keys only: a GET per key
--- doubled the commands a batched decision runs (its SET is the other). Otherwise each key's
--- block is read alone, once per key and call: a call of one key; the per-master path, whose
--- keys span slots (a Cluster refuses an MGET over slots, and counts it as an error reply); and
--- a slot being migrated, where a block key not (or no longer) on this node errors, and so does
--- the MGET, and only the keys not here read as unblocked.
+-- doubled the commands a batched decision runs (its SET is the other). A string state rides in
+-- the same MGET, so one key's call reads its state and its block in one command, not two.
+-- Otherwise each key's block is read alone, once per key and call: a call of one key of a
+-- state that is no string; the per-master path, whose keys span slots (a Cluster refuses an
+-- MGET over slots, and counts it as an error reply); and a slot being migrated, where a block
+-- key not (or no longer) on this node errors, and so does the MGET, and only the keys not here
+-- read as unblocked.
 local blocks_read, block_ends = false, {}
 local function block_end_of(key)
   local block_end = block_ends[key]
@@ -162,8 +164,9 @@ local function decide_one(rule, key, cost, commit, i)
   if type(allowed) == 'table' then allowed = allowed.err end
   return 'error', tostring(allowed), 0, 0
 end
-local function read_blocks(keys)
-  local names, last = {}, nil
+local function read_blocks(keys, with_states)
+  local names, last = with_states and { unpack(keys) } or {}, nil
+  local first = #names
   for i = 1, #keys do
     if keys[i] ~= last then
       last = keys[i]
@@ -171,8 +174,8 @@ local function read_blocks(keys)
     end
   end
   local found = redis.pcall('MGET', unpack(names))
-  if found.err then return end
-  local j = 0
+  if found.err then return nil end
+  local j = first
   last = nil
   for i = 1, #keys do
     if keys[i] ~= last then
@@ -181,6 +184,7 @@ local function read_blocks(keys)
     end
   end
   blocks_read = true
+  return found
 end
 if #KEYS > 1 then read_blocks(KEYS) end
 local replies = {}

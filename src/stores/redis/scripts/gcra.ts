@@ -9,6 +9,7 @@ export const gcraLua = {
     ['interval', 'emission interval T, us'],
     ['burst', 'units'],
   ],
+  stringState: true,
   state: `
 local horizon = burst * interval -- how far TAT may run ahead of now
 local now = now_ms * 1000
@@ -16,15 +17,9 @@ local now = now_ms * 1000
 -- one read and one SET, not k of each. Nobody sees between a script's decisions, so the state
 -- Redis ends with is the one k separate calls would leave.
 local admitted = {}
--- The stored values of a same-slot call, by decision, from one MGET; the per-master script reads
--- key by key. MGET reads a key holding no string as nil, so a key of another type under the
--- prefix, like one holding no number, is decided as fresh and replaced on every path.
-local stored = {}
 -- The stored TAT of each key this call has read (false: none, or dropped as unowned): a key
 -- decided k times in one call without an admission costs one read and one PTTL at most, not k.
 local known = {}`,
-  readAhead: `
-  stored = redis.call('MGET', unpack(keys))`,
   decide: `
   local tat = admitted[key]
   if not tat then
