@@ -137,7 +137,11 @@ describe('blocks in a slot being migrated', () => {
     }
   }
 
-  it("reads each key's block alone when a batch's MGET fails: a block still here holds, one moved away reads as none", async () => {
+  /**
+   * A GCRA limiter that has spent one unit of two keys of one slot and blocked both; then the
+   * slot starts migrating and the first key's block alone moves away. `finish` ends the move.
+   */
+  async function oneBlockMoved(batch: { bySlot: true } | false) {
     const prefix = `mig${++prefixes}:`;
     const limiter = createRedisLimiter({
       client: ioredis,
@@ -145,7 +149,7 @@ describe('blocks in a slot being migrated', () => {
       prefix,
       clock: manualClock().now,
       onWarning: false,
-      batch: { bySlot: true },
+      batch,
     });
     const [moved, staying] = twoIdsOfOneSlot();
     const slot = keySlot(`{${moved}}`);
@@ -159,39 +163,25 @@ describe('blocks in a slot being migrated', () => {
     await to.admin.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', from.id);
     await from.admin.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', to.id);
     await from.admin.call('MIGRATE', '127.0.0.1', to.port, '', 0, 5000, 'KEYS', `${prefix}{${moved}}:block`);
+    return { limiter, moved, staying, finish: () => cluster.migrateSlot(slot, to) };
+  }
+
+  it("reads each key's block alone when a batch's MGET fails: a block still here holds, one moved away reads as none", async () => {
+    const { limiter, moved, staying, finish } = await oneBlockMoved({ bySlot: true });
     const [decisionOfMoved, decisionOfStaying] = await Promise.all([limiter.limit(moved), limiter.limit(staying)]);
     // The moved block cannot be read where the state is (docs/admin.md, limits on Cluster).
     expect(decisionOfMoved).toMatchObject({ allowed: true });
     expect(decisionOfStaying).toMatchObject({ allowed: false, reason: 'blocked' });
-    await cluster.migrateSlot(slot, to);
+    await finish();
     expect(await limiter.limit(moved)).toMatchObject({ allowed: false, reason: 'blocked' });
   });
 
   it("reads a one-key call's state and block apart when their MGET fails: the state holds, a block moved away reads as none", async () => {
-    const prefix = `mig${++prefixes}:`;
-    const limiter = createRedisLimiter({
-      client: ioredis,
-      algorithm: gcra({ limit: 5, periodMs: 60_000 }),
-      prefix,
-      clock: manualClock().now,
-      onWarning: false,
-    });
-    const [moved, staying] = twoIdsOfOneSlot();
-    const slot = keySlot(`{${moved}}`);
-    const from = await cluster.ownerOf(slot);
-    const to = cluster.masters.find((master) => master.id !== from.id);
-    if (!to) throw new Error('a second master');
-    for (const id of [moved, staying]) {
-      await limiter.limit(id);
-      await limiter.block?.(id, 60_000);
-    }
-    await to.admin.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', from.id);
-    await from.admin.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', to.id);
-    await from.admin.call('MIGRATE', '127.0.0.1', to.port, '', 0, 5000, 'KEYS', `${prefix}{${moved}}:block`);
+    const { limiter, moved, staying, finish } = await oneBlockMoved(false);
     // Its state, still here, is read alone: one unit spent before, one now.
     expect(await limiter.limit(moved)).toMatchObject({ allowed: true, remaining: 3 });
     expect(await limiter.limit(staying)).toMatchObject({ allowed: false, reason: 'blocked' });
-    await cluster.migrateSlot(slot, to);
+    await finish();
     expect(await limiter.limit(moved)).toMatchObject({ allowed: false, reason: 'blocked' });
   });
 });
