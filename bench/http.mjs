@@ -17,7 +17,9 @@
  *
  * Environment: HTTP_BENCH_FRAMEWORKS (fastify,express), HTTP_BENCH_SCENARIOS (all of
  * memory,memory-10k,redis,redis-10k,denial,redis-denial), HTTP_BENCH_SECONDS (default 2), HTTP_BENCH_ROUNDS
- * (default 3), HTTP_BENCH_WARMUP_SECONDS (default 1).
+ * (default 3), HTTP_BENCH_WARMUP_SECONDS (default 1), HTTP_BENCH_PIN (frameworks whose server is
+ * pinned to its own CPU, default express; 0: none; see lib/pinning.mjs), HTTP_BENCH_MAX_WAIT (0.3) and HTTP_BENCH_ATTEMPTS (1: no run is repeated),
+ * see measureUnstarved.
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -27,8 +29,10 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { owned } from './lib/owned.mjs';
+import { pinning } from './lib/pinning.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
+import { runQueueWaitUs } from './lib/run-queue.mjs';
 import { formatInteger, formatTable } from './lib/table.mjs';
 import { check, median } from './lib/variants.mjs';
 
@@ -43,10 +47,13 @@ const listOf = (name, all) => {
 const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 2);
 const WARMUP_SECONDS = Number(process.env.HTTP_BENCH_WARMUP_SECONDS ?? 1);
 const ROUNDS = Number(process.env.HTTP_BENCH_ROUNDS ?? 3);
+const MAX_WAIT = Number(process.env.HTTP_BENCH_MAX_WAIT ?? 0.3);
+const ATTEMPTS = Number(process.env.HTTP_BENCH_ATTEMPTS ?? 1);
 const CONNECTIONS = 64;
 const HOT_LIMIT = 1_000_000_000;
 const CHECK_LIMIT = 5;
 const MANY_KEYS = 10_000;
+const PIN = pinning(process.env.HTTP_BENCH_PIN ?? 'express');
 
 /**
  * What each scenario compares. `runs`: [limiter, store] pairs; `keys`: client addresses the
@@ -126,7 +133,7 @@ async function startServer(run, limit, redisUrl) {
     HTTP_PROXY: run.keys > 1 ? '1' : '0',
     BENCH_REDIS_URL: redisUrl ?? '',
   };
-  const child = owned(fork(SERVER, [], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const child = owned(fork(SERVER, [], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], ...run.forkOptions }));
   const exited = once(child, 'exit').then(([code]) => {
     throw new Error(`${run.id}: the server exited (${code}) before it listened`);
   });
@@ -185,9 +192,11 @@ async function measure(run, redisUrl) {
   const server = await startServer(run, run.denied ? 1 : HOT_LIMIT, redisUrl);
   try {
     await autocannon(load(server.url, run.keys, WARMUP_SECONDS)); // JIT; spends a denial run's one unit
+    const loadWaitUs = runQueueWaitUs();
     await server.ask('start');
     const result = await autocannon(load(server.url, run.keys, SECONDS));
     const reading = await server.ask('stop');
+    const loadWaitedUs = loadWaitUs === undefined ? undefined : (runQueueWaitUs() ?? 0) - loadWaitUs;
     check(result.errors === 0 && result.timeouts === 0, `${run.id}: no errors or timeouts`);
     const expected = run.denied ? result['4xx'] === result.requests.total : result.non2xx === 0;
     check(expected, `${run.id}: every timed request is ${run.denied ? 'refused' : 'admitted'}`);
@@ -196,12 +205,40 @@ async function measure(run, redisUrl) {
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
       cpuUsPerReq: reading.cpuUs / reading.requests,
+      // Near 1 when the server is the bottleneck; well below, autocannon or the machine is.
+      busy: reading.cpuUs / reading.wallUs,
+      // The larger share of the run the server or autocannon spent runnable but off a CPU.
+      waited:
+        reading.waitUs === undefined || loadWaitedUs === undefined
+          ? undefined
+          : Math.max(reading.waitUs, loadWaitedUs) / reading.wallUs,
       bytesPerReq: reading.heap.bytes / reading.requests,
       gcsPer10kReq: (reading.heap.collections * 10_000) / reading.requests,
     };
   } finally {
     await server.stop();
   }
+}
+
+/**
+ * A run in which the server or autocannon spent more than MAX_WAIT of its time runnable but
+ * waiting for a CPU (Linux's run-queue wait) was starved by other processes: the server then
+ * serves fewer requests per wake-up, and its CPU µs/req grows with the machine's load (up to 4×
+ * on a busy machine) rather than with what it runs. With HTTP_BENCH_ATTEMPTS above 1 such a run
+ * is run again, up to ATTEMPTS in all, and the least starved attempt is kept. Off by default: on a
+ * machine busy for minutes most runs stay starved and the section takes up to ATTEMPTS times as
+ * long. Without /proc/self/schedstat nothing is repeated.
+ */
+async function measureUnstarved(run, redisUrl) {
+  let kept;
+  let attempts = 0;
+  while (attempts < ATTEMPTS) {
+    const result = await measure(run, redisUrl);
+    attempts++;
+    if (kept === undefined || (result.waited ?? 0) < (kept.waited ?? 0)) kept = result;
+    if (result.waited === undefined || result.waited <= MAX_WAIT) break;
+  }
+  return { ...kept, attempts };
 }
 
 // Read from node_modules: express-rate-limit's exports leave out its package.json.
@@ -212,11 +249,11 @@ const range = (values, digits = 0) => `${Math.min(...values).toFixed(digits)}–
 const signed = (value) => `${value >= 0 ? '+' : ''}${value.toFixed(1)}`;
 
 /** Every run of a framework: the scenarios' limiters and a no-limiter baseline per key mode. */
-function runsOf(framework) {
+function runsOf(framework, forkOptions) {
   const runs = new Map();
   const add = (limiter, store, keys, denied) => {
     const id = `${framework}/${limiter}/${store}/${keys === 1 ? '1 key' : `${keys} keys`}${denied ? '/denial' : ''}`;
-    if (!runs.has(id)) runs.set(id, { id, framework, limiter, store, keys, denied, results: [] });
+    if (!runs.has(id)) runs.set(id, { id, framework, limiter, store, keys, denied, forkOptions, results: [] });
     return runs.get(id);
   };
   const scenarios = SCENARIO_NAMES.map((name) => {
@@ -264,6 +301,7 @@ function scenarioTable(framework, scenario) {
       formatInteger(medianOf(run, 'bytesPerReq')),
       isBase ? '' : signed(added(run, 'bytesPerReq')).slice(0, -2),
       medianOf(run, 'gcsPer10kReq').toFixed(1),
+      run.results[0]?.waited === undefined ? '' : `${Math.round(medianOf(run, 'waited') * 100)} %`,
     ];
   });
   return `### ${framework === 'fastify' ? 'Fastify' : 'Express'} ${packageVersion(framework)}: ${scenario.title}\n\n${formatTable(
@@ -278,35 +316,39 @@ function scenarioTable(framework, scenario) {
       { header: 'heap B/req', align: 'right' },
       { header: 'added B/req', align: 'right' },
       { header: 'GCs/10k req', align: 'right' },
+      { header: 'waited', align: 'right' },
     ],
     rows,
   )}`;
 }
 
-async function bench(redisUrl) {
+async function bench(redisUrl, redisPid) {
   const results = {};
+  const pinned = {};
   const sections = [];
   for (const framework of FRAMEWORKS) {
-    const { runs, scenarios } = runsOf(framework);
+    const pin = PIN.forFramework(framework, redisPid);
+    pinned[framework] = pin.pinned;
+    const { runs, scenarios } = runsOf(framework, pin.forkOptions);
     const timed = runs.filter((run) => redisUrl !== undefined || !['redis', 'batch', 'leased'].includes(run.store));
     for (const run of timed) if (run.limiter !== 'none') await admitsExactlyTheLimit(run, redisUrl);
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? timed : [...timed].reverse();
-      for (const run of order) run.results.push(await measure(run, redisUrl));
+      for (const run of order) run.results.push(await measureUnstarved(run, redisUrl));
     }
     results[framework] = Object.fromEntries(timed.map((run) => [run.id, run.results]));
     for (const scenario of scenarios) {
       if (scenario.runs.every((run) => timed.includes(run))) sections.push(scenarioTable(framework, scenario));
     }
   }
-  return { results, sections };
+  return { results, pinned, sections };
 }
 
 const loadAtStart = loadavg();
 const needsRedis = SCENARIO_NAMES.some((name) => SCENARIOS[name].redis);
-const { results, sections } = needsRedis
-  ? ((await withRedisServer((server) => bench(server.url))) ?? (await bench(undefined)))
-  : await bench(undefined);
+const { results, pinned, sections } = needsRedis
+  ? ((await withRedisServer((server) => bench(server.url, server.pid))) ?? (await bench(undefined, undefined)))
+  : await bench(undefined, undefined);
 
 const env = environment({
   fastify: packageVersion('fastify'),
@@ -316,10 +358,20 @@ const env = environment({
   'rate-limit-redis': packageVersion('rate-limit-redis'),
   autocannon: packageVersion('autocannon'),
 });
+function starvedText() {
+  const kept = Object.values(results).flatMap((runs) => Object.values(runs).flat());
+  if (kept.some((result) => result.waited === undefined)) return 'no run-queue wait readings, so no run repeated';
+  const repeated = kept.filter((result) => result.attempts > 1).length;
+  const starved = kept.filter((result) => result.waited > MAX_WAIT).length;
+  const waited = `waited = the larger share of a run the server or autocannon spent waiting for a CPU (run queue, /proc/self/schedstat); ${starved} of ${kept.length} runs waited over ${MAX_WAIT * 100} %, starved by other processes`;
+  return ATTEMPTS === 1
+    ? `${waited} (not repeated)`
+    : `${waited} after up to ${ATTEMPTS} attempts, the least starved kept (${repeated} repeated)`;
+}
 const loads = (values) => values.map((n) => n.toFixed(2)).join(', ');
 console.log(
-  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} rounds, fresh server per run, order reversed every round; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests from one client. CPU and heap figures are the server process's: CPU µs/req = process.cpuUsage ÷ requests; heap B/req = JavaScript heap bytes allocated (used-heap growth + bytes each GC freed, V8 GCProfiler) ÷ requests. added = median − the no-limiter median of the same framework and key mode; µs/req − peer: Sluice's CPU µs/req minus the peer's of the same round, median (lowest to highest); below 0, Sluice costs less. Load average ${loads(loadAtStart)} at start, ${loads(loadavg())} at the end.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
+  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} rounds, fresh server per run, order reversed every round, ${PIN.text}; ${starvedText()}; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests from one client. CPU and heap figures are the server process's: CPU µs/req = process.cpuUsage ÷ requests; heap B/req = JavaScript heap bytes allocated (used-heap growth + bytes each GC freed, V8 GCProfiler) ÷ requests. added = median − the no-limiter median of the same framework and key mode; µs/req − peer: Sluice's CPU µs/req minus the peer's of the same round, median (lowest to highest); below 0, Sluice costs less. Load average ${loads(loadAtStart)} at start, ${loads(loadavg())} at the end.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
 );
 console.log(
-  `Saved ${saveResults('http', { environment: env, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, results })}`,
+  `Saved ${saveResults('http', { environment: env, pinned, maxWait: MAX_WAIT, attempts: ATTEMPTS, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, results })}`,
 );

@@ -8,10 +8,10 @@
  * | `ERR_SLUICE_CONFIG` | {@link ConfigError} | a limiter or store is constructed with invalid options |
  * | `ERR_SLUICE_INVALID_KEY` | {@link InvalidKeyError} | a key is not a string, is empty, is longer than 512 UTF-8 bytes, or is not well-formed UTF-16 (a lone surrogate) |
  * | `ERR_SLUICE_INVALID_COST` | {@link InvalidCostError} | a cost is negative, NaN, non-integer or above `Number.MAX_SAFE_INTEGER` |
- * | `ERR_SLUICE_INVALID_PARAMS` | {@link InvalidParamsError} | a call's `params` are not the algorithm's options, or a value its factory refuses |
+ * | `ERR_SLUICE_INVALID_PARAMS` | {@link InvalidParamsError} | a call's `params` are not the algorithm's options, or a value its factory refuses; a hold store's `limit` is not an integer ≥ 1 |
  * | `ERR_SLUICE_CLOCK` | {@link ClockError} | a limiter's clock read NaN, ±Infinity, a negative number or a time past {@link MAX_CLOCK_MS} |
  * | `ERR_SLUICE_STORE_UNAVAILABLE` | {@link StoreUnavailableError} | the shared store failed or answered something unreadable; `cause` holds the original error |
- * | `ERR_SLUICE_INVALID_DURATION` | {@link InvalidDurationError} | a `block` duration is not a finite number of ms ≥ 0 |
+ * | `ERR_SLUICE_INVALID_DURATION` | {@link InvalidDurationError} | a `block` duration is not a finite number of ms ≥ 0, or a hold store's `holdMs` not a whole number of ms ≥ 1 |
  * | `ERR_SLUICE_UNSUPPORTED` | {@link UnsupportedOperationError} | an admin operation (`penalty`, `reward`) has no meaning for the limiter's algorithm |
  * | `ERR_SLUICE_RESERVATION` | {@link ReservationError} | a reservation was settled twice differently, after its `ttlMs`, or above its estimate on a limiter that cannot charge debt |
  * | `ERR_SLUICE_ACQUIRE_TIMEOUT`, `ERR_SLUICE_QUEUE_FULL`, `ERR_SLUICE_COST_OVER_LIMIT`, `ERR_SLUICE_ACQUIRER_CLOSED` | `sluice/outbound` | an `acquire` that would wait too long, finds its key's queue full, asks more than the key can hold, or outlives its acquirer |
@@ -64,7 +64,7 @@ export class InvalidCostError extends SluiceError {
   }
 }
 
-/** Rejected by a `block` whose duration is unusable. Nothing was read or written. */
+/** Rejected by a `block` whose duration, or a hold store call whose `holdMs`, is unusable. Nothing was read or written. */
 export class InvalidDurationError extends SluiceError {
   constructor(message: string) {
     super('ERR_SLUICE_INVALID_DURATION', message);
@@ -84,7 +84,8 @@ export class UnsupportedOperationError extends SluiceError {
 /**
  * Rejected by a call whose per-call `params` are unusable: not an object, a name the limiter's
  * algorithm does not take (another algorithm's parameter included), or a value the algorithm's
- * factory would refuse at construction; the message names the parameter. Nothing was read or written.
+ * factory would refuse at construction; the message names the parameter. Also a hold store call's
+ * `limit` that is not an integer ≥ 1. Nothing was read or written.
  */
 export class InvalidParamsError extends SluiceError {
   constructor(message: string) {

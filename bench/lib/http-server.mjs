@@ -4,11 +4,13 @@
  * and redis) at HTTP_LIMIT requests per hour, on a free loopback port sent to the parent over
  * IPC. With HTTP_PROXY=1 the framework and both limiters trust the loopback proxy, so each
  * request's client is its X-Forwarded-For address (the 10k-key runs vary it). On 'start' it
- * begins a reading, on 'stop' it replies with the CPU time (process.cpuUsage, µs), the requests
+ * begins a reading, on 'stop' it replies with the CPU time (process.cpuUsage, µs), the wall time
+ * and the main thread's run-queue wait (µs; undefined without /proc/self/schedstat), the requests
  * seen and the heap bytes allocated in between (see allocationReading).
  */
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { envOf } from './environment.mjs';
+import { runQueueWaitUs } from './run-queue.mjs';
 
 const framework = envOf('HTTP_FRAMEWORK');
 const variant = envOf('HTTP_LIMITER');
@@ -122,12 +124,14 @@ let started;
 process.on('message', (message) => {
   if (message === 'start') {
     allocations.start();
-    started = { cpu: process.cpuUsage(), requests };
+    started = { cpu: process.cpuUsage(), requests, atMs: performance.now(), waitUs: runQueueWaitUs() };
     process.send?.('started');
   } else if (message === 'stop') {
     const heap = allocations.stop();
     const cpu = process.cpuUsage(started.cpu);
-    process.send?.({ cpuUs: cpu.user + cpu.system, requests: requests - started.requests, heap });
+    const wallUs = (performance.now() - started.atMs) * 1000;
+    const waitUs = started.waitUs === undefined ? undefined : (runQueueWaitUs() ?? 0) - started.waitUs;
+    process.send?.({ cpuUs: cpu.user + cpu.system, wallUs, waitUs, requests: requests - started.requests, heap });
   }
 });
 process.send?.({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port });

@@ -1,5 +1,6 @@
 import { type Clock, monotonicClock, readClock } from '../limiter.js';
 import { checkKey, type OptionNames, orDefault, requireFunction, requireInteger, requireOptions } from '../validate.js';
+import { checkHoldId, checkHoldLimit, checkHoldMs } from './hold-arguments.js';
 import type { HoldAnswer, HoldStore } from './types.js';
 
 /** Options of {@link memoryHolds}. */
@@ -70,6 +71,9 @@ export function memoryHolds(options: MemoryHoldsOptions = {}): HoldStore {
   return {
     async acquire(key, id, limit, holdMs): Promise<HoldAnswer> {
       checkKey(key);
+      checkHoldId(id);
+      checkHoldLimit(limit);
+      checkHoldMs(holdMs);
       const nowMs = readClock(clock);
       let holds = liveHolds(key, nowMs);
       if (holds === undefined) {
@@ -86,6 +90,8 @@ export function memoryHolds(options: MemoryHoldsOptions = {}): HoldStore {
     },
     async renew(key, id, holdMs) {
       checkKey(key);
+      checkHoldId(id);
+      checkHoldMs(holdMs);
       const nowMs = readClock(clock);
       const holds = liveHolds(key, nowMs);
       if (holds?.has(id) !== true) return false;
@@ -94,6 +100,7 @@ export function memoryHolds(options: MemoryHoldsOptions = {}): HoldStore {
     },
     async release(key, id) {
       checkKey(key);
+      checkHoldId(id);
       const holds = keys.get(key);
       if (holds?.delete(id) && holds.size === 0) keys.delete(key);
     },

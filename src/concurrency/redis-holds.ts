@@ -3,6 +3,7 @@ import { toScriptClient } from '../stores/redis/client.js';
 import { checkPrefix, redisKeyName } from '../stores/redis/key-name.js';
 import { runScript } from '../stores/redis/script.js';
 import { checkKey, type OptionNames, orDefault, requireOptions } from '../validate.js';
+import { checkHoldId, checkHoldLimit, checkHoldMs } from './hold-arguments.js';
 import { acquireScript, heldScript, renewOrReleaseScript } from './redis-scripts.js';
 import type { HoldStore } from './types.js';
 
@@ -56,20 +57,26 @@ export function redisHolds(options: RedisHoldsOptions): HoldStore {
 
   return {
     async acquire(key, id, limit, holdMs) {
-      const reply = await runScript(client, acquireScript, [redisKey(key)], [limit, holdMs, id]).catch(
-        failedTo('acquire'),
-      );
+      const keys = [redisKey(key)];
+      checkHoldId(id);
+      checkHoldLimit(limit);
+      checkHoldMs(holdMs);
+      const reply = await runScript(client, acquireScript, keys, [limit, holdMs, id]).catch(failedTo('acquire'));
       const [granted, held, retryAfterMs = 0] = integers(reply, 2);
       return { granted: granted === 1, held: held as number, retryAfterMs };
     },
     async renew(key, id, holdMs) {
-      const reply = await runScript(client, renewOrReleaseScript, [redisKey(key)], [id, holdMs]).catch(
-        failedTo('renew'),
-      );
+      const keys = [redisKey(key)];
+      checkHoldId(id);
+      // Checked here above all: the script takes a holdMs of 0 for a release.
+      checkHoldMs(holdMs);
+      const reply = await runScript(client, renewOrReleaseScript, keys, [id, holdMs]).catch(failedTo('renew'));
       return integers(reply, 1)[0] === 1;
     },
     async release(key, id) {
-      const reply = await runScript(client, renewOrReleaseScript, [redisKey(key)], [id, 0]).catch(failedTo('release'));
+      const keys = [redisKey(key)];
+      checkHoldId(id);
+      const reply = await runScript(client, renewOrReleaseScript, keys, [id, 0]).catch(failedTo('release'));
       integers(reply, 1);
     },
     async held(key) {

@@ -3,7 +3,9 @@
  * counts a hold past its expiry, so a holder that crashed frees its slot within `holdMs`.
  * Sluice's stores (`memoryHolds`, `redisHolds`) reject a key the limiters would refuse (not a
  * non-empty, well-formed string of ≤ 512 UTF-8 bytes) with `InvalidKeyError` before any read or
- * write, whether called through `createConcurrencyLimiter` or directly.
+ * write, whether called through `createConcurrencyLimiter` or directly; called directly, they also
+ * reject a hold id a key could not be (`InvalidKeyError`), a `limit` that is not an integer ≥ 1
+ * (`InvalidParamsError`) and a `holdMs` outside 1..2^31 − 1 whole ms (`InvalidDurationError`).
  */
 export interface HoldStore {
   /**

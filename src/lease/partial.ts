@@ -34,7 +34,8 @@ export function createPartialAdmission(context: PartialContext) {
   return async (key: string, state: KeyState | undefined, cost: number): Promise<Decision> => {
     const atMs = context.nowMs();
     let held = 0;
-    if (state?.anchored && state.queue === undefined) {
+    // Held units never pass a block the remote reported: while it runs, the remote decides.
+    if (state?.anchored && state.queue === undefined && atMs >= state.blockedUntilMs) {
       context.expire(state, atMs);
       held = Math.min(cost, state.units);
       state.units -= held;
@@ -70,7 +71,7 @@ export function createPartialAdmission(context: PartialContext) {
     return {
       ...reply,
       allowed: admitted > 0 || cost === 0,
-      remaining: Math.min(limit, units + reply.remaining),
+      remaining: reply.reason === 'blocked' ? 0 : Math.min(limit, units + reply.remaining),
       retryAfterMs: admitted > 0 ? 0 : reply.retryAfterMs,
       admitted,
     };

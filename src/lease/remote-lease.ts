@@ -179,7 +179,8 @@ async function confirm(
   return [answer(context.model, state, atMs, true, 0)];
 }
 
-// Nothing to lease (cost 0, or above the limit): the remote reports, this instance listens.
+// Nothing to lease (cost 0, or above the limit): the remote reports, this instance listens
+// (and passes on a block, as the remote would).
 async function report(
   context: LeaseContext,
   key: string,
@@ -190,7 +191,7 @@ async function report(
   const reply = await ask(context, key, cost);
   if (reply.degraded) return reply;
   observe(state, askedAtMs, reply);
-  return answer(context.model, state, askedAtMs, reply.allowed, reply.retryAfterMs);
+  return { ...answer(context.model, state, askedAtMs, reply.allowed, reply.retryAfterMs), ...blockOf(reply) };
 }
 
 // Refused twice: the refusal is cached until the remote's retry-after (trusted for at most refusalTrustMs).
