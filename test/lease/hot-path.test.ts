@@ -1,10 +1,6 @@
-import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { createLeasedLimiter, createMemoryLimiter, gcra } from '../../src/index.js';
-
-// V8's own view of the decisions a leased limiter answers with: shapes, never times.
-setFlagsFromString('--allow-natives-syntax');
-const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+import { haveSameMap } from '../support/v8-shapes.js';
 
 describe('the leased limiter hot path, as V8 sees it', () => {
   for (const [where, cost] of [
