@@ -1,8 +1,8 @@
 /*
  * Memory store: CPU ns per decision on 1 hot key and on 100k keys (in creation order, and in
  * random order, where no two neighbouring decisions share cache lines), beside
- * rate-limiter-flexible's RateLimiterMemory and beside a floor (Map get + set + one clock read);
- * bytes per key over 100k keys. Like is compared with like: Sluice's synchronous limitSync() with
+ * rate-limiter-flexible's RateLimiterMemory and beside two floors (Map get + set + one clock read;
+ * awaiting an async function that returns an object already built); bytes per key over 100k keys. Like is compared with like: Sluice's synchronous limitSync() with
  * the synchronous body of RateLimiterMemory's consume() (it has no public synchronous call), and
  * Sluice's awaited limit() with an awaited consume(). Every variant runs in a fresh process
  * (--expose-gc), rounds alternate the order, and each implementation passes a correctness check
@@ -52,6 +52,17 @@ const IMPLEMENTATIONS = {
         async verify({ keyCount }) {
           check(map.size === keyCount, `the floor holds ${keyCount} keys`);
         },
+      };
+    },
+  },
+  'await-floor': {
+    label: 'await floor: await an async function returning a built object',
+    async create() {
+      const built = { allowed: true };
+      return {
+        // What every awaited limiter pays on top of its decision: the Promise and the turn.
+        decide: async () => built,
+        async verify() {},
       };
     },
   },
@@ -352,6 +363,15 @@ async function main() {
   for (const { name, target, measured } of targets) {
     console.log(`- ${name}: ${measured.toFixed(2)}× (${measured >= target ? 'met' : 'missed'})`);
   }
+  // An awaited decision costs at least the await floor plus the synchronous decision it wraps.
+  const random = `${KEYS}:random`;
+  const awaitedBudget = median(rounds('rlf-async', random)) / 5;
+  const awaitedLeast = median(rounds('await-floor', random)) + median(rounds('sluice-sync', random));
+  console.log(
+    `\nIs 5× reachable? It needs ≤ ${fixed(awaitedBudget)} ns per awaited decision on ${formatInteger(KEYS)} random ` +
+      `keys; the await floor plus limitSync alone is ${fixed(awaitedLeast)} ns (medians): ` +
+      `${awaitedLeast <= awaitedBudget ? 'reachable' : 'not reachable without a faster limitSync or a cheaper await'}.`,
+  );
   // What no store built on a Map can pass: the floor looks a key up once and reads the clock.
   const ceiling = (shape) => {
     const floor = rounds('floor', shape);
@@ -436,6 +456,7 @@ async function main() {
       ]),
     ),
     ceilingOverFloor: Object.fromEntries(SHAPES.map((shape) => [shape.id, median(ceiling(shape.id))])),
+    awaitedFiveTimes: { budgetNs: awaitedBudget, awaitFloorPlusLimitSyncNs: awaitedLeast },
     targets: {
       speedups: targets,
       bytesPerKeyExcludingKeyString: { target: 48, measured: sluiceBytes },

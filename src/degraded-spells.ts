@@ -28,8 +28,12 @@ export type DegradedTransition<Reason = DegradedReason | undefined> =
 export interface DegradedSpells<Reason> {
   /** Records one decision; returns the transition it makes, if any. */
   observe(degraded: boolean, reason: Reason): DegradedTransition<Reason> | undefined;
-  /** True while the last decision observed was degraded. */
-  readonly active: boolean;
+  /**
+   * True while the last decision observed was degraded. A method, not a getter: a getter in an
+   * object literal puts the object in V8's dictionary mode, where every decision's `observe` is a
+   * hash lookup.
+   */
+  active(): boolean;
 }
 
 /**
@@ -39,9 +43,7 @@ export interface DegradedSpells<Reason> {
 export function createDegradedSpells<Reason>(clock: Clock): DegradedSpells<Reason> {
   let spell: { reason: Reason; startedAtMs: number; decisions: number } | undefined;
   return {
-    get active() {
-      return spell !== undefined;
-    },
+    active: () => spell !== undefined,
     observe(degraded, reason) {
       if (degraded) {
         if (spell) {

@@ -1,4 +1,4 @@
-import type { Decision } from '../decision.js';
+import { type Decision, neverAdmitted } from '../decision.js';
 import { dropExpired, type KeyState } from './key-state.js';
 import type { RemoteModel } from './remote-model.js';
 import type { LeaseCounters } from './stats.js';
@@ -26,13 +26,13 @@ export function answer(
   allowed: boolean,
   retryAfterMs: number,
 ): Decision {
-  return {
-    allowed,
-    limit: model.limit,
-    remaining: Math.min(model.limit, state.units + model.remainingAt(state, atMs)),
-    retryAfterMs,
-    resetAfterMs: Math.max(0, state.resetAtMs - model.heldSlotsMs(state.units) - atMs),
-  };
+  const limit = model.limit;
+  const remaining = Math.min(limit, state.units + model.remainingAt(state, atMs));
+  const resetAfterMs = Math.max(0, state.resetAtMs - model.heldSlotsMs(state.units) - atMs);
+  // A cost above the limit (by the local model or the remote) waits Infinity: stored once in the
+  // class every decision shares, it would box every later decision's numbers, process-wide.
+  if (retryAfterMs === Number.POSITIVE_INFINITY) return neverAdmitted({ limit, remaining, resetAfterMs });
+  return { allowed, limit, remaining, retryAfterMs, resetAfterMs };
 }
 
 /** Retry-after of a cached refusal covering `need` more units, or undefined when none does. */

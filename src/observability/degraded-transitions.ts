@@ -24,7 +24,7 @@ export function createDegradedTracker(
       description: '1 while the last decision was degraded, else 0.',
       unit: '1',
     })
-    .addCallback((result) => result.observe(spells.active ? 1 : 0, base));
+    .addCallback((result) => result.observe(spells.active() ? 1 : 0, base));
 
   return (decision) => {
     const event = spells.observe(decision.degraded === true, decision.degradedReason);

@@ -60,13 +60,7 @@ export function createBreaker(options: BreakerOptions, clock: Clock): Breaker {
     opens++;
   };
 
-  return {
-    get state() {
-      return state;
-    },
-    get opens() {
-      return opens;
-    },
+  const breaker: Omit<Breaker, 'state' | 'opens'> = {
     acquire() {
       if (state === 'closed') return 'call';
       if (state === 'open' && clock() >= openUntil) state = 'half-open';
@@ -94,4 +88,10 @@ export function createBreaker(options: BreakerOptions, clock: Clock): Breaker {
       return state === 'open' ? Math.max(1, Math.ceil(openUntil - clock())) : coolDownMs;
     },
   };
+  // Defined after the literal: a getter inside it would put the breaker in V8's dictionary mode,
+  // where every decision's acquire and succeeded are hash lookups.
+  return Object.defineProperties(breaker, {
+    state: { get: () => state, enumerable: true, configurable: true },
+    opens: { get: () => opens, enumerable: true, configurable: true },
+  }) as Breaker;
 }

@@ -140,10 +140,14 @@ function ofWholeKeys(invalidations: Invalidations): Invalidations {
     const at = key === undefined ? -1 : key.lastIndexOf('#');
     return at === -1 ? key : key?.slice(0, at);
   };
-  return {
-    get live() {
-      return invalidations.live;
-    },
+  const wholeKeys: Omit<Invalidations, 'live'> = {
     subscribe: (listener) => invalidations.subscribe((key, change) => listener(whole(key), change)),
   };
+  // Defined after the literal: a getter inside it would put the object in V8's dictionary mode,
+  // and a leased limiter reads `live` on every refusal.
+  return Object.defineProperty(wholeKeys, 'live', {
+    get: () => invalidations.live,
+    enumerable: true,
+    configurable: true,
+  }) as Invalidations;
 }

@@ -6,6 +6,7 @@ import type { InvalidationChange } from '../../src/limiter.js';
 import { withFailurePolicy } from '../../src/policy/with-failure-policy.js';
 import { createShardedLimiter } from '../../src/shard/shard.js';
 import { manualClock, memory } from '../http/support/scenarios.js';
+import { hasFastProperties } from '../support/v8-shapes.js';
 
 /*
  * A sharded limiter hears its sub-keys' invalidations as its key's. It used to pass the key
@@ -14,6 +15,18 @@ import { manualClock, memory } from '../http/support/scenarios.js';
  */
 
 describe("a sharded limiter's invalidations keep their change", () => {
+  it('keep fast properties, so a leased limiter reads live on each refusal without a hash lookup', () => {
+    const sharded = createShardedLimiter({
+      algorithm: gcra({ limit: 10, periodMs: 60_000 }),
+      shards: 2,
+      create: (shard) => memory(shard, manualClock().read),
+    });
+    const invalidations = sharded.invalidations;
+    expect(invalidations && hasFastProperties(invalidations)).toBe(true);
+    expect(invalidations?.live).toBe(true);
+    expect(Object.keys(invalidations ?? {})).toContain('live');
+  });
+
   it('over a sharded limiter, an unblock heard through its invalidations ends the known block', async () => {
     const clock = manualClock();
     const sharded = createShardedLimiter({

@@ -1,12 +1,7 @@
-import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { createMemoryLimiter, gcra } from '../../src/index.js';
 import { profiles } from '../../src/testing/profiles.js';
-
-// V8's own view of the objects every decision touches: shapes, never times.
-setFlagsFromString('--allow-natives-syntax');
-const hasFastProperties = new Function('object', 'return %HasFastProperties(object)') as (object: object) => boolean;
-const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+import { hasFastProperties, haveSameMap } from '../support/v8-shapes.js';
 
 describe('the memory limiter hot path, as V8 sees it', () => {
   it('the limiter keeps fast properties, so a call to limiter.limitSync is no dictionary lookup', () => {

@@ -2,8 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { createBreaker } from '../../src/policy/breaker.js';
 import { manualClock } from '../../src/testing/index.js';
+import { hasFastProperties } from '../support/v8-shapes.js';
 
 describe('circuit breaker', () => {
+  it("keeps fast properties, so each decision's acquire and succeeded are no dictionary lookups", () => {
+    const clock = manualClock();
+    const breaker = createBreaker({ failureThreshold: 1, coolDownMs: 1000 }, clock.now);
+    expect(hasFastProperties(breaker)).toBe(true);
+    // Still live, enumerable properties.
+    expect(Object.keys(breaker)).toEqual(expect.arrayContaining(['state', 'opens']));
+    breaker.failed('call');
+    expect(breaker).toMatchObject({ state: 'open', opens: 1 });
+  });
+
   it('opens after K consecutive failures, not before; a success resets the count', () => {
     const clock = manualClock();
     const breaker = createBreaker({ failureThreshold: 3, coolDownMs: 1000 }, clock.now);

@@ -6,6 +6,7 @@ import type { InvalidationChange } from '../../src/limiter.js';
 import { fromNodeRedis } from '../../src/stores/redis/clients/node-redis.js';
 import { createRedisLimiter } from '../../src/stores/redis/redis-limiter.js';
 import { type RedisServer, startRedis } from '../support/redis-server.js';
+import { hasFastProperties } from '../support/v8-shapes.js';
 
 /*
  * A node-redis connection as a limiter's `subscriber`: it hears the other instances' changes,
@@ -55,6 +56,9 @@ describe('a node-redis subscriber', () => {
     const heard: [string | undefined, InvalidationChange | undefined][] = [];
     invalidations.subscribe((key, change) => heard.push([key, change]));
     await until(() => invalidations.live);
+    // A leased limiter reads live on each refusal: no getter in a literal (V8's dictionary mode).
+    expect(hasFastProperties(invalidations)).toBe(true);
+    expect(Object.keys(invalidations)).toContain('live');
     heard.length = 0; // the "any key" heard on subscribing
 
     await b.reset('k');
