@@ -20,8 +20,9 @@ export function blockMsOf(durationMs: unknown): number {
 /**
  * A denial by a block with `leftMs` to run, from the decision the algorithm would have taken
  * (not applied): nothing can be spent, and the retry waits for both the block and the algorithm.
+ * A `partial` request's denial says it admitted nothing (`admitted: 0`).
  */
-export function blockedDecision(decision: Decision, leftMs: number): Decision {
+export function blockedDecision(decision: Decision, leftMs: number, partial = false): Decision {
   const waitMs = decision.allowed ? 0 : decision.retryAfterMs;
   const { limit } = decision;
   const resetAfterMs = Math.max(leftMs, decision.resetAfterMs);
@@ -30,7 +31,18 @@ export function blockedDecision(decision: Decision, leftMs: number): Decision {
       ? neverAdmitted({ limit, remaining: 0, resetAfterMs })
       : { allowed: false, limit, remaining: 0, retryAfterMs: Math.max(leftMs, waitMs), resetAfterMs };
   blocked.reason = 'blocked';
+  if (partial) blocked.admitted = 0;
   return blocked;
+}
+
+/**
+ * A partial request's `decision` as the store read it: a denial by a block admitted nothing, and
+ * says so (`admitted: 0`) as every other partial answer does. Blocked decisions have a hidden
+ * class of their own (they carry `reason`), so the field widens none shared by other decisions.
+ */
+export function partialBlockRead(decision: Decision): Decision {
+  if (decision.reason === 'blocked') decision.admitted = 0;
+  return decision;
 }
 
 /** The rejection of an admin operation that `algorithm` gives no meaning to (docs/admin.md). */

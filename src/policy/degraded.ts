@@ -22,6 +22,8 @@ export interface Degradation {
   cost: number;
   /** Whether the call spends (`limit`) or only reads (`peek`). */
   commit: boolean;
+  /** Whether the call admits as many of `cost` as are held (`limit(key, { partial: true })`). */
+  partial: boolean;
   /** The call's per-call params and the limit they make (the wrapped limit without them). */
   params?: AlgorithmParams;
   limit: number;
@@ -43,7 +45,7 @@ export function degrade(context: PolicyContext, degradation: Degradation): Decis
 
 function policyAnswer(
   { settings }: PolicyContext,
-  { mode, key, cost, commit, params, limit }: Degradation,
+  { mode, key, cost, commit, partial, params, limit }: Degradation,
 ): { decision: Decision; instances?: number } {
   if (mode === 'open') return { decision: failOpen(limit, commit ? cost : 0) };
   if (mode === 'closed') return { decision: failClosed(limit, cost, settings.breaker.retryInMs()) };
@@ -54,7 +56,7 @@ function policyAnswer(
     // A block this process knows of denies as the store would, spending nothing locally; a peek
     // too says the key holds nothing until the block ends.
     const next = local.limiter.peekSync(key, { params });
-    return { decision: blockedDecision(next, blockedMs), instances: local.instances };
+    return { decision: blockedDecision(next, blockedMs, partial), instances: local.instances };
   }
   // The local share of the call's own numbers: the fallback's algorithm divides params too.
   const decision = commit ? local.limiter.limitSync(key, { cost, params }) : local.limiter.peekSync(key, { params });

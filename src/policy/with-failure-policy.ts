@@ -5,7 +5,7 @@ import type { Decision, FailureMode, LimitOptions } from '../decision.js';
 import { forwardOptional } from '../decorate.js';
 import { isSluiceError, StoreUnavailableError } from '../errors.js';
 import type { Limiter } from '../limiter.js';
-import { checkKey, costOf, requireLimiter } from '../validate.js';
+import { checkKey, costOf, partialOf, requireLimiter } from '../validate.js';
 import { degrade, type PolicyContext, shadowed } from './degraded.js';
 import { type FailurePolicyOptions, readPolicyOptions } from './options.js';
 import { reasonOf } from './policies.js';
@@ -216,11 +216,12 @@ async function askStore(
 ): Promise<Decision> {
   const { settings, counts, limiter } = wrapped;
   const { params } = options ?? {};
+  const partial = commit && partialOf(options);
   const { breaker } = settings;
   const ticket = breaker.acquire();
   if (ticket === undefined) {
     counts.breakerRejections++;
-    return degrade(wrapped, { reason: 'breaker-open', mode, key, cost, commit, params, limit });
+    return degrade(wrapped, { reason: 'breaker-open', mode, key, cost, commit, partial, params, limit });
   }
   counts.storeCalls++;
   let outcome: Decision | typeof TIMED_OUT;
@@ -238,12 +239,12 @@ async function askStore(
     const reason = reasonOf(error);
     if (reason === 'connection') counts.connectionErrors++;
     else counts.scriptErrors++;
-    return degrade(wrapped, { reason, mode, key, cost, commit, params, limit, error });
+    return degrade(wrapped, { reason, mode, key, cost, commit, partial, params, limit, error });
   }
   if (outcome === TIMED_OUT) {
     breaker.failed(ticket);
     counts.timeouts++;
-    return degrade(wrapped, { reason: 'timeout', mode, key, cost, commit, params, limit });
+    return degrade(wrapped, { reason: 'timeout', mode, key, cost, commit, partial, params, limit });
   }
   breaker.succeeded(ticket);
   return outcome;

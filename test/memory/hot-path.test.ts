@@ -24,6 +24,10 @@ describe('the memory limiter hot path, as V8 sees it', () => {
       limiter.peekSync('fresh');
       await limiter.block?.('blocked', 1_000);
       const blocked = limiter.limitSync('blocked', { cost: 11 });
+      expect(limiter.limitSync('blocked', { cost: 3, partial: true })).toMatchObject({
+        reason: 'blocked',
+        admitted: 0,
+      });
       const after = limiter.limitSync('busy');
       expect(never.retryAfterMs).toBe(Number.POSITIVE_INFINITY);
       expect(blocked).toMatchObject({ reason: 'blocked', retryAfterMs: Number.POSITIVE_INFINITY });

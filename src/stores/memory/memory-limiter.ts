@@ -164,7 +164,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
     const leftMs = blocks.leftMs(key, nowMs);
     if (leftMs === 0) return undefined;
     checkKey(key);
-    return blockedDecision(reportAt(key, partial ? Math.min(cost, 1) : cost, nowMs, core), leftMs);
+    return blockedDecision(reportAt(key, partial ? Math.min(cost, 1) : cost, nowMs, core), leftMs, partial);
   };
   const limitWithOptions = (key: string, limitOptions: LimitOptions | undefined): Decision => {
     if (limitOptions === undefined) return blockedSync(key, 1, algorithm, false) ?? decide(key, 1, algorithm);

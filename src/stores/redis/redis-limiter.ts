@@ -1,4 +1,4 @@
-import { blockMsOf } from '../../admin.js';
+import { blockMsOf, partialBlockRead } from '../../admin.js';
 import { algorithmFor } from '../../algorithms/params.js';
 import type { Algorithm } from '../../algorithms/types.js';
 import { type Decision, neverAdmitted, type ParamsOptions, peekDecision } from '../../decision.js';
@@ -35,7 +35,7 @@ import {
 import { adminScriptsOf } from './scripts/admin.js';
 import { blockScript, unblockScript } from './scripts/block.js';
 import { BLOCK_SUFFIX } from './scripts/block-key.js';
-import { type AlgorithmScript, costArg, MAX_PARTIAL_COST, perNodeScript } from './scripts/compose.js';
+import { type AlgorithmScript, type Commit, costArg, MAX_PARTIAL_COST, perNodeScript } from './scripts/compose.js';
 import { scripts } from './scripts/index.js';
 import { chargeScripts, refundScripts } from './scripts/refund.js';
 import { resetScript } from './scripts/reset.js';
@@ -201,6 +201,15 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
     if (told) origin.emit(key, operation);
   };
   const admin = adminScriptsOf[algorithm.name];
+  const decide = (keys: readonly string[], core: Algorithm, cost: number, commit: Commit): Promise<Decision> => {
+    if (batcher) {
+      const decided = batcher.decide(keys[0] as string, nowArg(), cost, commit, core.scriptParams);
+      return core === algorithm ? decided.catch(failedTo.decide) : decided.then(ownLimit(core), failedTo.decide);
+    }
+    const reply = runScript(clients.decide, script, keys, lastCall.argsOf(core, nowArg(), cost, commit));
+    const readReply = core === algorithm ? readFirst : (reply: unknown) => toDecision(reply, core.limit, 0);
+    return reply.then(readReply, failedTo.decide);
+  };
 
   return {
     algorithm,
@@ -215,13 +224,9 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
         const cost =
           commit === true ? costOf(limitOptions) : Math.min(costOf(limitOptions), core.limit, MAX_PARTIAL_COST);
         firstUse();
-        if (batcher) {
-          const decided = batcher.decide(keys[0] as string, nowArg(), cost, commit, core.scriptParams);
-          return core === algorithm ? decided.catch(failedTo.decide) : decided.then(ownLimit(core), failedTo.decide);
-        }
-        const reply = runScript(clients.decide, script, keys, lastCall.argsOf(core, nowArg(), cost, commit));
-        const readReply = core === algorithm ? readFirst : (reply: unknown) => toDecision(reply, core.limit, 0);
-        return reply.then(readReply, failedTo.decide);
+        const decided = decide(keys, core, cost, commit);
+        // The script replies a block alike to every request: only this call knows it was partial.
+        return commit === true ? decided : decided.then(partialBlockRead);
       } catch (error) {
         return Promise.reject(error);
       }
