@@ -500,6 +500,18 @@ const byCapability: Record<Capability, [PropertyName, Check]> = {
         assert.ok(back.allowed && (back.admitted as number) >= 1, 'at least one unit at retryAfterMs');
         assert.equal(back.remaining, 0, 'and every unit back then');
       });
+      await withSetup(c, async ({ limiter, key }) => {
+        if (limiter.block === undefined) return;
+        await limiter.block(key, 3 * INTERVAL_MS);
+        const blocked = await limiter.limit(key, { cost: 2, partial: true });
+        assert.deepEqual(pickPartial(blocked), { allowed: false, admitted: 0, remaining: 0 }, 'a block admits nothing');
+        assert.equal(blocked.reason, 'blocked');
+        assert.equal(
+          blocked.retryAfterMs,
+          (await limiter.limit(key)).retryAfterMs,
+          'a blocked denial waits for one unit',
+        );
+      });
       // Against the reference model: random schedules of whole and partial requests.
       const fc = await loadFastCheck();
       const step = fc.record({
