@@ -47,8 +47,13 @@ function policyAnswer(
   { settings }: PolicyContext,
   { mode, key, cost, commit, partial, params, limit }: Degradation,
 ): { decision: Decision; instances?: number } {
-  if (mode === 'open') return { decision: failOpen(limit, commit ? cost : 0) };
-  if (mode === 'closed') return { decision: failClosed(limit, cost, settings.breaker.retryInMs()) };
+  if (mode === 'open' || mode === 'closed') {
+    const decision =
+      mode === 'open' ? failOpen(limit, commit ? cost : 0) : failClosed(limit, cost, settings.breaker.retryInMs());
+    // A partial request admits all of its cost or none: it still says how many, as the store would.
+    if (partial) decision.admitted = decision.allowed ? cost : 0;
+    return { decision };
+  }
   const fallback = settings.fallback as NonNullable<PolicySettings['fallback']>;
   const local = fallback.current();
   const blockedMs = fallback.blocks.leftMs(key);
@@ -59,7 +64,9 @@ function policyAnswer(
     return { decision: blockedDecision(next, blockedMs, partial), instances: local.instances };
   }
   // The local share of the call's own numbers: the fallback's algorithm divides params too.
-  const decision = commit ? local.limiter.limitSync(key, { cost, params }) : local.limiter.peekSync(key, { params });
+  const decision = commit
+    ? local.limiter.limitSync(key, { cost, params, partial })
+    : local.limiter.peekSync(key, { params });
   // Never possible on the local share, but possible once the store is back.
   if (decision.retryAfterMs === Number.POSITIVE_INFINITY && cost <= limit) {
     decision.retryAfterMs = settings.breaker.retryInMs();
