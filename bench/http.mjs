@@ -10,7 +10,8 @@
  *
  * Reported per run: req/s, p50/p99 latency, the server's CPU µs per request (process.cpuUsage
  * delta ÷ requests it saw), steadier than req/s on a shared machine, and the heap bytes it
- * allocated per request (used heap growth plus what each GC freed, from V8's GCProfiler).
+ * allocated per request (used heap growth plus what each GC freed, from V8's GCProfiler); for
+ * a run on Redis, the bench's redis-server's CPU per request too, which the server's leaves out.
  * "added" is a limiter's median minus the no-limiter median of the same framework and key mode;
  * "− peer": Sluice's CPU µs/req minus the peer's in the same round, median (range) over rounds.
  * Before timing, every limiter must admit exactly a small limit of one client's requests.
@@ -30,6 +31,7 @@ import autocannon from 'autocannon';
 import { environment, formatEnvironment } from './lib/environment.mjs';
 import { owned } from './lib/owned.mjs';
 import { pinning } from './lib/pinning.mjs';
+import { processCpuUs } from './lib/process-cpu.mjs';
 import { withRedisServer } from './lib/redis-server.mjs';
 import { saveResults } from './lib/results.mjs';
 import { runQueueWaitUs } from './lib/run-queue.mjs';
@@ -188,14 +190,16 @@ async function admitsExactlyTheLimit(run, redisUrl) {
   }
 }
 
-async function measure(run, redisUrl) {
+async function measure(run, redisUrl, redisPid) {
   const server = await startServer(run, run.denied ? 1 : HOT_LIMIT, redisUrl);
   try {
     await autocannon(load(server.url, run.keys, WARMUP_SECONDS)); // JIT; spends a denial run's one unit
     const loadWaitUs = runQueueWaitUs();
+    const redisCpuUs = usesRedis(run) ? processCpuUs(redisPid) : undefined;
     await server.ask('start');
     const result = await autocannon(load(server.url, run.keys, SECONDS));
     const reading = await server.ask('stop');
+    const redisUsedUs = redisCpuUs === undefined ? undefined : (processCpuUs(redisPid) ?? 0) - redisCpuUs;
     const loadWaitedUs = loadWaitUs === undefined ? undefined : (runQueueWaitUs() ?? 0) - loadWaitUs;
     check(result.errors === 0 && result.timeouts === 0, `${run.id}: no errors or timeouts`);
     const expected = run.denied ? result['4xx'] === result.requests.total : result.non2xx === 0;
@@ -205,6 +209,8 @@ async function measure(run, redisUrl) {
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
       cpuUsPerReq: reading.cpuUs / reading.requests,
+      // The Redis server's CPU per request (all the bench's clients' commands): 10 ms ticks.
+      redisCpuUsPerReq: redisUsedUs === undefined ? undefined : redisUsedUs / result.requests.total,
       // Near 1 when the server is the bottleneck; well below, autocannon or the machine is.
       busy: reading.cpuUs / reading.wallUs,
       // The larger share of the run the server or autocannon spent runnable but off a CPU.
@@ -229,11 +235,11 @@ async function measure(run, redisUrl) {
  * machine busy for minutes most runs stay starved and the section takes up to ATTEMPTS times as
  * long. Without /proc/self/schedstat nothing is repeated.
  */
-async function measureUnstarved(run, redisUrl) {
+async function measureUnstarved(run, redisUrl, redisPid) {
   let kept;
   let attempts = 0;
   while (attempts < ATTEMPTS) {
-    const result = await measure(run, redisUrl);
+    const result = await measure(run, redisUrl, redisPid);
     attempts++;
     if (kept === undefined || (result.waited ?? 0) < (kept.waited ?? 0)) kept = result;
     if (result.waited === undefined || result.waited <= MAX_WAIT) break;
@@ -266,6 +272,8 @@ function runsOf(framework, forkOptions) {
   });
   return { runs: [...runs.values()], scenarios };
 }
+
+const usesRedis = (run) => ['redis', 'batch', 'leased'].includes(run.store);
 
 const label = (framework, run) =>
   run.limiter === 'none'
@@ -301,6 +309,7 @@ function scenarioTable(framework, scenario) {
       formatInteger(medianOf(run, 'bytesPerReq')),
       isBase ? '' : signed(added(run, 'bytesPerReq')).slice(0, -2),
       medianOf(run, 'gcsPer10kReq').toFixed(1),
+      run.results[0]?.redisCpuUsPerReq === undefined ? '' : medianOf(run, 'redisCpuUsPerReq').toFixed(1),
       run.results[0]?.waited === undefined ? '' : `${Math.round(medianOf(run, 'waited') * 100)} %`,
     ];
   });
@@ -316,6 +325,7 @@ function scenarioTable(framework, scenario) {
       { header: 'heap B/req', align: 'right' },
       { header: 'added B/req', align: 'right' },
       { header: 'GCs/10k req', align: 'right' },
+      { header: 'Redis CPU µs/req', align: 'right' },
       { header: 'waited', align: 'right' },
     ],
     rows,
@@ -330,11 +340,11 @@ async function bench(redisUrl, redisPid) {
     const pin = PIN.forFramework(framework, redisPid);
     pinned[framework] = pin.pinned;
     const { runs, scenarios } = runsOf(framework, pin.forkOptions);
-    const timed = runs.filter((run) => redisUrl !== undefined || !['redis', 'batch', 'leased'].includes(run.store));
+    const timed = runs.filter((run) => redisUrl !== undefined || !usesRedis(run));
     for (const run of timed) if (run.limiter !== 'none') await admitsExactlyTheLimit(run, redisUrl);
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? timed : [...timed].reverse();
-      for (const run of order) run.results.push(await measureUnstarved(run, redisUrl));
+      for (const run of order) run.results.push(await measureUnstarved(run, redisUrl, redisPid));
     }
     results[framework] = Object.fromEntries(timed.map((run) => [run.id, run.results]));
     for (const scenario of scenarios) {
@@ -370,7 +380,7 @@ function starvedText() {
 }
 const loads = (values) => values.map((n) => n.toFixed(2)).join(', ');
 console.log(
-  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} rounds, fresh server per run, order reversed every round, ${PIN.text}; ${starvedText()}; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests from one client. CPU and heap figures are the server process's: CPU µs/req = process.cpuUsage ÷ requests; heap B/req = JavaScript heap bytes allocated (used-heap growth + bytes each GC freed, V8 GCProfiler) ÷ requests. added = median − the no-limiter median of the same framework and key mode; µs/req − peer: Sluice's CPU µs/req minus the peer's of the same round, median (lowest to highest); below 0, Sluice costs less. Load average ${loads(loadAtStart)} at start, ${loads(loadavg())} at the end.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
+  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} rounds, fresh server per run, order reversed every round, ${PIN.text}; ${starvedText()}; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests from one client. CPU and heap figures are the server process's: CPU µs/req = process.cpuUsage ÷ requests; heap B/req = JavaScript heap bytes allocated (used-heap growth + bytes each GC freed, V8 GCProfiler) ÷ requests; Redis CPU µs/req = the bench's redis-server's CPU (/proc/<pid>/stat, 10 ms ticks) ÷ requests, not in the server's figure. added = median − the no-limiter median of the same framework and key mode; µs/req − peer: Sluice's CPU µs/req minus the peer's of the same round, median (lowest to highest); below 0, Sluice costs less. Load average ${loads(loadAtStart)} at start, ${loads(loadavg())} at the end.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
 );
 console.log(
   `Saved ${saveResults('http', { environment: env, pinned, maxWait: MAX_WAIT, attempts: ATTEMPTS, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, results })}`,
