@@ -12,7 +12,9 @@ import { BLOCK_SUFFIX } from './block-key.js';
  * Every block may read the prelude: `floor`, `max` (math's), `floor_div(a, b)` and
  * `ceil_div(a, b)` (twins of src/algorithms/integer.ts, so memory and Redis agree to the unit),
  * `now_ms` (the call's clock, integer ms), `fresh_if_unowned(key)` (drops a key Sluice did not
- * write, returns whether it did) and `ttl_ms(ms)` (every TTL a block sets: ms, but at least 1 s); and each parameter, a number in a local named as in `params`.
+ * write, returns whether it did) and `ttl_ms(ms)` (every TTL a block sets: ms, but at least 1 s;
+ * an argument for `redis.call` only, as the floor is a string); and each parameter, a number in a
+ * local named as in `params`.
  * Numbers go to redis.call as numbers: Redis writes them with 17 significant digits, so integers
  * up to 2^53 are stored in full. (`string.format('%d')` is cheaper on Redis 7.0, which converts
  * with `%.17g`, but dearer on Valkey 8, which converts faster: docs/deployment.md.)
@@ -97,7 +99,11 @@ end
 -- in this call or another in that ms, would find it fresh and admit again. Any state read after
 -- its time until fresh decodes as fresh, so a longer TTL costs memory only. (TTLs set once after
 -- the last decision would not do: a key without one reads as unowned to the decisions between.)
-local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
+-- The floor goes as a string: Redis 7.0 writes a number argument with %.17g, ~3k instructions.
+local function ttl_ms(until_fresh_ms)
+  if until_fresh_ms > 1000 then return until_fresh_ms end
+  return '1000'
+end
 `;
 
 /*
