@@ -166,6 +166,50 @@ describe('exact decision batching', () => {
     expect(await admin.get(`${shared}{b}`)).toBe('1');
   });
 
+  it('fails each failing decision alone wherever it falls in a call (first, in a row, last), per slot and per master', async () => {
+    const shared = prefix();
+    const algorithm = tokenBucket({ capacity: 10, rate: 1, periodMs: 60_000 });
+    const script = scripts['token-bucket'] as AlgorithmScript;
+    // String keys under a token bucket's prefix: HMGET on them fails with WRONGTYPE.
+    const keys = ['b', 'a', 'c', 'f', 'd', 'g'].map((key) => `${shared}{${key}}`);
+    const failing = [true, false, true, true, false, true];
+    for (const [i, key] of keys.entries()) if (failing[i]) await admin.set(key, '1', 'PX', 60_000);
+    const params = [...algorithm.scriptParams];
+    const perSlot = (await admin.eval(script.source, keys.length, ...keys, '', ...params, 2)) as unknown[];
+    const perMasterArgs = keys.flatMap((key) => [key, 2]);
+    const perMaster = (await admin.eval(
+      perNodeScript(script).source,
+      1,
+      keys[0] as string,
+      '',
+      ...params,
+      ...perMasterArgs,
+      keys.length,
+    )) as unknown[];
+    const unbatched = createRedisLimiter({ client: connections[2], algorithm, prefix: shared });
+    for (const reply of [perSlot, perMaster]) {
+      expect(reply).toHaveLength(4 * keys.length);
+      for (const [i, fails] of failing.entries()) {
+        const decision = reply.slice(4 * i, 4 * i + 4);
+        if (fails) expect(decision).toEqual(['error', expect.stringMatching(/WRONGTYPE/), 0, 0]);
+        else expect(decision[0], keys[i]).toBe(1);
+      }
+    }
+    // a and d charged once by each call: 6 tokens left of 10.
+    for (const key of ['a', 'd']) expect((await unbatched.peek(key)).remaining, key).toBe(6);
+  });
+
+  it('fails a whole call whose cost argument is no number, after a decision or before any', async () => {
+    const script = scripts.gcra as AlgorithmScript;
+    const keys = ['a', 'b', 'c'].map((key) => `${prefix()}{${key}}`);
+    for (const costs of [
+      ['1', 'x', '1'],
+      ['x', '1', '1'],
+    ]) {
+      await expect(admin.eval(script.source, keys.length, ...keys, '', 6_000_000, 10, ...costs)).rejects.toThrow();
+    }
+  });
+
   it('decides a GCRA key of another type under the prefix as fresh, per slot and per master alike', async () => {
     const gcraScript = scripts.gcra as AlgorithmScript;
     const hashKey = async () => {

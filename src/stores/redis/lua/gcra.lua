@@ -144,27 +144,33 @@ end
 -- key not (or no longer) on this node errors, and so does the MGET, and only the keys not here
 -- read as unblocked.
 local blocks_read, block_ends = false, {}
-local function block_end_of(key)
-  local block_end = block_ends[key]
-  if block_end == nil and not blocks_read then
-    local found = redis.pcall('GET', key .. ':block')
-    block_end = type(found) == 'string' and tonumber(found) or false
-    block_ends[key] = block_end
-  end
+local function read_block(key)
+  local found = redis.pcall('GET', key .. ':block')
+  local block_end = type(found) == 'string' and tonumber(found) or false
+  block_ends[key] = block_end
   return block_end
 end
--- A failing command fails its own decision; the call's others stand as if alone.
 local function decide_one(rule, key, cost, commit, i)
-  local block_end = block_end_of(key)
-  local ok, allowed, remaining, retry, reset
-  if block_end and block_end > now_ms then
-    ok, allowed, remaining, retry, reset = pcall(decide_blocked, block_end, rule, key, cost, i)
-  else
-    ok, allowed, remaining, retry, reset = pcall(rule, key, cost, commit, i)
+  local block_end = block_ends[key]
+  if block_end == nil and not blocks_read then block_end = read_block(key) end
+  if block_end and block_end > now_ms then return decide_blocked(block_end, rule, key, cost, i) end
+  return rule(key, cost, commit, i)
+end
+-- A failing command fails its own decision; the call's others stand as if alone.
+-- decide_from(from) decides from, from + 1, ... into replies, setting deciding to each one's
+-- number before it decides; a failure outside a decision (a cost argument) fails the call.
+local replies, deciding = {}, 0
+local function decide_all(decide_from)
+  local from = 1
+  while true do
+    local ok, failure = pcall(decide_from, from)
+    if ok then return end
+    local at = 4 * deciding
+    if deciding < from or replies[at] ~= nil then error(failure, 0) end
+    if type(failure) == 'table' then failure = failure.err end
+    replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = 'error', tostring(failure), 0, 0
+    from = deciding + 1
   end
-  if ok then return allowed, remaining, retry, reset end
-  if type(allowed) == 'table' then allowed = allowed.err end
-  return 'error', tostring(allowed), 0, 0
 end
 local function read_blocks(keys, with_states)
   local names, last = with_states and { unpack(keys) } or {}, nil
@@ -197,14 +203,17 @@ local function read_one(key)
 end
 if #KEYS == 1 then stored = read_one(KEYS[1]) else stored = read_blocks(KEYS, true) end
 stored = stored or redis.call('MGET', unpack(KEYS))
-local replies = {}
 local costs_at = 4
 local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
 local cost, commit, rule = cost_of(ARGV[costs_at])
-for i = 1, #KEYS do
-  if per_key then cost, commit, rule = cost_of(ARGV[costs_at - 1 + i]) end
-  local at = 4 * i
-  replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(rule, KEYS[i], cost, commit, i)
+local function decide_from(from)
+  for i = from, #KEYS do
+    if per_key then cost, commit, rule = cost_of(ARGV[costs_at - 1 + i]) end
+    local at = 4 * i
+    deciding = i
+    replies[at - 3], replies[at - 2], replies[at - 1], replies[at] = decide_one(rule, KEYS[i], cost, commit, i)
+  end
 end
+decide_all(decide_from)
 write_back()
 return replies
