@@ -199,6 +199,15 @@ describe('exact decision batching', () => {
     for (const key of ['a', 'd']) expect((await unbatched.peek(key)).remaining, key).toBe(6);
   });
 
+  it("stores a batched GCRA key's TAT as its integer digits, in full up to 2^53", async () => {
+    const script = scripts.gcra as AlgorithmScript;
+    const keys = ['a', 'b'].map((key) => `${prefix()}{${key}}`);
+    // A client clock near 2^53 µs: TAT = now × 1000 + cost × interval, 16 digits.
+    const nowMs = 9_000_000_000_000;
+    await admin.eval(script.source, keys.length, ...keys, nowMs, 6_000_000, 10, 3, 1);
+    expect(await admin.mget(...keys)).toEqual(['9000000018000000', '9000000006000000']);
+  });
+
   it('fails a whole call whose cost argument is no number, after a decision or before any', async () => {
     const script = scripts.gcra as AlgorithmScript;
     const keys = ['a', 'b', 'c'].map((key) => `${prefix()}{${key}}`);
