@@ -208,6 +208,30 @@ describe('exact decision batching', () => {
     expect(await admin.mget(...keys)).toEqual(['9000000018000000', '9000000006000000']);
   });
 
+  it('decides runs of one key in a call on the state read once per run, as separate calls would', async () => {
+    const script = scripts.gcra as AlgorithmScript;
+    const order = ['a', 'a', 'b', 'b', 'b', 'a', 'c', 'c'];
+    const nowMs = 1_000_000;
+    const interval = 6_000_000;
+    const setUp = async () => {
+      const shared = prefix();
+      // a holds 5 of 10 units spent, b 9: b admits once, then denies.
+      await admin.set(`${shared}{a}`, nowMs * 1000 + 5 * interval, 'PX', 60_000);
+      await admin.set(`${shared}{b}`, nowMs * 1000 + 9 * interval, 'PX', 60_000);
+      return order.map((key) => `${shared}{${key}}`);
+    };
+    const batchedKeys = await setUp();
+    const batched = await admin.eval(script.source, order.length, ...batchedKeys, nowMs, interval, 10, 1);
+    const aloneKeys = await setUp();
+    const alone: unknown[] = [];
+    for (const key of aloneKeys)
+      alone.push(...((await admin.eval(script.source, 1, key, nowMs, interval, 10, 1)) as unknown[]));
+    expect(batched).toEqual(alone);
+    expect((batched as number[]).filter((_, i) => i % 4 === 0)).toEqual([1, 1, 1, 0, 0, 1, 1, 1]);
+    const distinct = (keys: string[]) => [...new Set(keys)];
+    expect(await admin.mget(...distinct(batchedKeys))).toEqual(await admin.mget(...distinct(aloneKeys)));
+  });
+
   it('fails a whole call whose cost argument is no number, after a decision or before any', async () => {
     const script = scripts.gcra as AlgorithmScript;
     const keys = ['a', 'b', 'c'].map((key) => `${prefix()}{${key}}`);

@@ -150,26 +150,30 @@ local function decide_all(decide_from)
   end
 end
 local function read_blocks(keys, with_states)
-  local names, last = with_states and { unpack(keys) } or {}, nil
-  local first = #names
+  local runs, n, last = {}, 0, nil
   for i = 1, #keys do
     if keys[i] ~= last then
-      last = keys[i]
-      names[#names + 1] = last .. ':block'
+      last, n = keys[i], n + 1
+      runs[n] = last
     end
   end
+  local names = with_states and { unpack(runs) } or {}
+  local first = #names
+  for r = 1, n do names[first + r] = runs[r] .. ':block' end
   local found = redis.pcall('MGET', unpack(names))
   if found.err then return nil end
-  local j = first
-  last = nil
-  for i = 1, #keys do
-    if keys[i] ~= last then
-      last, j = keys[i], j + 1
-      if found[j] then block_ends[last] = tonumber(found[j]) end
-    end
+  for r = 1, n do
+    if found[first + r] then block_ends[runs[r]] = tonumber(found[first + r]) end
   end
   blocks_read = true
-  return found
+  if n == #keys or not with_states then return found end
+  local stored, r = {}, 0
+  last = nil
+  for i = 1, #keys do
+    if keys[i] ~= last then last, r = keys[i], r + 1 end
+    stored[i] = found[r]
+  end
+  return stored
 end
 if #KEYS > 1 then read_blocks(KEYS) end
 local costs_at = 4
