@@ -7,9 +7,9 @@
  * property added afterwards, and those are not shared between objects: each response that
  * node:http's writeHead/end then fills in has hidden classes no other response has, so every
  * property access in node:http's outgoing code misses its inline caches (V8's --log-ic: a miss
- * per request at each of some 25 sites, none without the prototype change). On this machine
- * that was about 150 of an Express hello-world's 200–250 CPU µs per request and 8 kB of its
- * heap allocation, and it moved from process to process, swamping what a limiter adds.
+ * per request at each of some 25 sites, none without the prototype change). In this bench it
+ * was 100–200 of the no-limiter server's 130–260 CPU µs per request and 15 of its 26 kB of
+ * heap allocated per request, with rounds 70–200 µs apart, swamping what a limiter adds.
  *
  * Here the server builds requests and responses from subclasses whose prototypes sit in front
  * of the app's, and the app's `request`/`response` point at those: Express's `setPrototypeOf`
