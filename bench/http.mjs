@@ -18,8 +18,9 @@
  *
  * Environment: HTTP_BENCH_FRAMEWORKS (fastify,express), HTTP_BENCH_SCENARIOS (all of
  * memory,memory-10k,redis,redis-10k,denial,redis-denial), HTTP_BENCH_SECONDS (default 2), HTTP_BENCH_ROUNDS
- * (default 3), HTTP_BENCH_WARMUP_SECONDS (default 1), HTTP_BENCH_PIN (frameworks whose server is
- * pinned to its own CPU, default express; 0: none; see lib/pinning.mjs), HTTP_BENCH_MAX_WAIT (0.3) and HTTP_BENCH_ATTEMPTS (1: no run is repeated),
+ * (default 3), HTTP_BENCH_WARMUP_SECONDS (default 3), HTTP_BENCH_PIN (frameworks whose server is
+ * pinned to its own CPU, default express; 0: none; see lib/pinning.mjs), HTTP_BENCH_EXPRESS (stock: Express's
+ * own server; default: requests and responses built with the app's prototypes, lib/express-prototypes.mjs), HTTP_BENCH_MAX_WAIT (0.3) and HTTP_BENCH_ATTEMPTS (1: no run is repeated),
  * see measureUnstarved.
  */
 import { fork } from 'node:child_process';
@@ -47,7 +48,9 @@ const listOf = (name, all) => {
   return wanted;
 };
 const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 2);
-const WARMUP_SECONDS = Number(process.env.HTTP_BENCH_WARMUP_SECONDS ?? 1);
+// A fresh Express server on a busy machine still spends its second and third second tiering
+// up (100–400 CPU µs/req, then ~50): a 1 s warm-up left that in the timed window.
+const WARMUP_SECONDS = Number(process.env.HTTP_BENCH_WARMUP_SECONDS ?? 3);
 const ROUNDS = Number(process.env.HTTP_BENCH_ROUNDS ?? 3);
 const MAX_WAIT = Number(process.env.HTTP_BENCH_MAX_WAIT ?? 0.3);
 const ATTEMPTS = Number(process.env.HTTP_BENCH_ATTEMPTS ?? 1);
@@ -56,6 +59,12 @@ const HOT_LIMIT = 1_000_000_000;
 const CHECK_LIMIT = 5;
 const MANY_KEYS = 10_000;
 const PIN = pinning(process.env.HTTP_BENCH_PIN ?? 'express');
+// How the Express server builds requests and responses (lib/express-prototypes.mjs).
+const EXPRESS_SERVER = process.env.HTTP_BENCH_EXPRESS === 'stock' ? 'stock' : 'prototypes';
+const EXPRESS_TEXT =
+  EXPRESS_SERVER === 'stock'
+    ? "Express's stock server (app.handle changes every request's and response's prototype)"
+    : "Express's requests and responses built with the app's prototypes (app.handle's prototype change a no-op; HTTP_BENCH_EXPRESS=stock: Express's own)";
 
 /**
  * What each scenario compares. `runs`: [limiter, store] pairs; `keys`: client addresses the
@@ -380,8 +389,8 @@ function starvedText() {
 }
 const loads = (values) => values.map((n) => n.toFixed(2)).join(', ');
 console.log(
-  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} rounds, fresh server per run, order reversed every round, ${PIN.text}; ${starvedText()}; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests from one client. CPU and heap figures are the server process's: CPU µs/req = process.cpuUsage ÷ requests; heap B/req = JavaScript heap bytes allocated (used-heap growth + bytes each GC freed, V8 GCProfiler) ÷ requests; Redis CPU µs/req = the bench's redis-server's CPU (/proc/<pid>/stat, 10 ms ticks) ÷ requests, not in the server's figure. added = median − the no-limiter median of the same framework and key mode; µs/req − peer: Sluice's CPU µs/req minus the peer's of the same round, median (lowest to highest); below 0, Sluice costs less. Load average ${loads(loadAtStart)} at start, ${loads(loadavg())} at the end.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
+  `## HTTP\n\nautocannon ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} rounds, fresh server per run, order reversed every round, ${PIN.text}; ${EXPRESS_TEXT}; ${starvedText()}; every limiter first admitted exactly ${CHECK_LIMIT} of ${CHECK_LIMIT + 3} requests from one client. CPU and heap figures are the server process's: CPU µs/req = process.cpuUsage ÷ requests; heap B/req = JavaScript heap bytes allocated (used-heap growth + bytes each GC freed, V8 GCProfiler) ÷ requests; Redis CPU µs/req = the bench's redis-server's CPU (/proc/<pid>/stat, 10 ms ticks) ÷ requests, not in the server's figure. added = median − the no-limiter median of the same framework and key mode; µs/req − peer: Sluice's CPU µs/req minus the peer's of the same round, median (lowest to highest); below 0, Sluice costs less. Load average ${loads(loadAtStart)} at start, ${loads(loadavg())} at the end.\n\n${sections.join('\n\n')}\n\n${formatEnvironment(env)}\n`,
 );
 console.log(
-  `Saved ${saveResults('http', { environment: env, pinned, maxWait: MAX_WAIT, attempts: ATTEMPTS, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, results })}`,
+  `Saved ${saveResults('http', { environment: env, pinned, expressServer: EXPRESS_SERVER, maxWait: MAX_WAIT, attempts: ATTEMPTS, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, results })}`,
 );

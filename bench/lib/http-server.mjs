@@ -8,8 +8,10 @@
  * and the main thread's run-queue wait (µs; undefined without /proc/self/schedstat), the requests
  * seen and the heap bytes allocated in between (see allocationReading).
  */
+import { createServer } from 'node:http';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { envOf } from './environment.mjs';
+import { serverWithPrototypes } from './express-prototypes.mjs';
 import { runQueueWaitUs } from './run-queue.mjs';
 
 const framework = envOf('HTTP_FRAMEWORK');
@@ -82,7 +84,9 @@ async function expressServer() {
   app.get('/', (_req, res) => {
     res.send('ok');
   });
-  const server = app.listen(0, '127.0.0.1');
+  // See express-prototypes.mjs: 'stock' keeps Express's per-request prototype change.
+  const server = process.env.HTTP_BENCH_EXPRESS === 'stock' ? createServer(app) : serverWithPrototypes(app);
+  server.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return server;
 }
