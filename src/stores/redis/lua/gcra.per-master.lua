@@ -31,13 +31,6 @@ if not now_ms then
   local t = redis.call('TIME')
   now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
--- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
--- Returns whether it was dropped.
-local function fresh_if_unowned(key)
-  if redis.call('PTTL', key) ~= -1 then return false end
-  redis.call('DEL', key)
-  return true
-end
 -- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
 -- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
 -- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
@@ -49,12 +42,16 @@ local function ttl_ms(until_fresh_ms) return max(until_fresh_ms, 1000) end
 -- The rule: its parameters, its state for the call, one decision.
 local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
--- The stored values of a same-slot call, by decision, from the MGET that reads their blocks.
--- MGET reads a key holding no string as false, so a key of another type under the prefix, like
--- one holding no number, is decided as fresh and replaced on every path.
-local stored = {}
 local horizon = burst * interval -- how far TAT may run ahead of now
 local now = now_ms * 1000
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
+local stored = {} -- none read ahead: decide reads each key, its slot may differ
 -- TATs this call admitted, each SET once at its end: a key decided k times in one batch costs
 -- one read and one SET, not k of each. Nobody sees between a script's decisions, so the state
 -- Redis ends with is the one k separate calls would leave.
@@ -88,9 +85,9 @@ local function decide(key, cost, commit, i)
       retry = ceil_div(allow_at - now, 1000)
     else
       allowed, retry, at = 1, 0, next_tat
-      if commit and cost > 0 then admitted[key] = next_tat end
     end
   end
+  if allowed == 1 and commit and cost > 0 then admitted[key] = at end
   return allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)
 end
 local function write_back()
