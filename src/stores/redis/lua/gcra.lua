@@ -47,7 +47,7 @@ local burst = tonumber(ARGV[3])
 local horizon = burst * interval -- how far TAT may run ahead of now
 local now = now_ms * 1000
 
--- One key, one cost, committed (the plain limiter's limit()) and no live block: decided here,
+-- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
 -- straight through. Anything else falls through to the general path below, which reuses this
 -- MGET: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the
 -- rule leaves to it.

@@ -6,7 +6,7 @@ export const scriptShas: Readonly<Record<string, string>> = {
   'fixed-window.penalty': '2640ff937b59f089dfee1d7c396d32f05896398c',
   'fixed-window.per-master': 'f5bf963383c9046af0506672dd7f045de8b077ff',
   'fixed-window.reward': 'c0a7d92c0b731384ff1bd2d77d68a0a311209d1a',
-  gcra: '4ee6e014c836581eb8e2cfed032b616d6e9385f7',
+  gcra: 'ebee0bbaa22a280ae68a312ea662c2ed0ef655fa',
   'gcra.charge': '55015f8772f67615bd85fa212db593b32169fac9',
   'gcra.penalty': '49ce0111bbc67d106586086eed7a25bb62fea489',
   'gcra.per-master': '57e3032098a6a75d46a45ff19655ddbb3772701c',

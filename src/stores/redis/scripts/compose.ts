@@ -43,7 +43,7 @@ export interface LuaAlgorithm {
   readonly stringState?: boolean;
   /**
    * With `stringState`: the body of the one-key path, the plain limiter's common call (one key,
-   * one cost, committed, no live block) decided straight through before the general path's
+   * one cost, committed, no block key) decided straight through before the general path's
    * functions exist. It reads `key`, `cost` (an integer ≥ 0), `value` (the key's stored string,
    * false when none), the parameters and `derived`, and of the prelude all but `fresh_if_unowned`.
    * Either it returns that decision's reply, `{ allowed, remaining, retry, reset }`, having
@@ -285,14 +285,15 @@ local shared_cost = tonumber(ARGV[costs_at])
 }
 
 /*
- * Each `local function` of the general path is a closure made anew on every call: with pcall,
- * the partial and block rules and the loop, they cost Redis 1.5 times the one-key decision
- * itself (callgrind on Redis 7.0.15). So the common call is decided before any of them is made.
+ * Each `local function` of the general path is a closure made anew on every call: with its
+ * tables, pcall and the loop, they made a plain one-key GCRA decision cost Redis a third more
+ * than deciding it straight through (callgrind on Redis 7.0.15, instructions per EVALSHA:
+ * 108k against 81k admitted, 87k against 62k denied). So that call is decided before any is made.
  */
 function oneKeyPath(lua: LuaAlgorithm): string {
   if (lua.oneKey === undefined) return '';
   return `
--- One key, one cost, committed (the plain limiter's limit()) and no live block: decided here,
+-- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
 -- straight through. Anything else falls through to the general path below, which reuses this
 -- MGET: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the
 -- rule leaves to it.
