@@ -85,9 +85,9 @@ local function decide(key, cost, commit, i)
       retry = ceil_div(allow_at - now, 1000)
     else
       allowed, retry, at = 1, 0, next_tat
+      if commit and cost > 0 then admitted[key] = next_tat end
     end
   end
-  if allowed == 1 and commit and cost > 0 then admitted[key] = at end
   return allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)
 end
 local function write_back()
