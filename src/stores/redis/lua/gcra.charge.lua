@@ -51,7 +51,7 @@ local function charge(key, units)
   fresh_if_unowned(key)
   local tat = max(tonumber(redis.call('GET', key)) or now, now)
   local next_tat = math.min(tat + units * interval, 9007199254740991)
-  redis.call('SET', key, next_tat, 'PX', ttl_ms(ceil_div(next_tat - now, 1000)))
+  redis.call('SET', key, (redis.REDIS_VERSION_NUM or 0) < 0x070200 and string.format('%d', next_tat) or next_tat, 'PX', ttl_ms(ceil_div(next_tat - now, 1000)))
 end
 charge(KEYS[1], tonumber(ARGV[#ARGV]))
 return 1

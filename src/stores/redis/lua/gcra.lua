@@ -28,13 +28,6 @@ if not now_ms then
   local t = redis.call('TIME')
   now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
--- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
--- Returns whether it was dropped.
-local function fresh_if_unowned(key)
-  if redis.call('PTTL', key) ~= -1 then return false end
-  redis.call('DEL', key)
-  return true
-end
 -- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
 -- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
 -- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
@@ -47,15 +40,58 @@ local function ttl_ms(until_fresh_ms)
   return '1000'
 end
 
+-- The call's costs: one per key, or one for every key when they are alike.
+local costs_at = 4
+local per_key = #ARGV > costs_at
+local shared_cost = tonumber(ARGV[costs_at])
+
 -- The rule: its parameters, its state for the call, one decision.
 local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
+local horizon = burst * interval -- how far TAT may run ahead of now
+local now = now_ms * 1000
+
+-- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
+-- straight through. Anything else falls through to the general path below, which reuses this
+-- MGET: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the
+-- rule leaves to it.
+local one_read
+if #KEYS == 1 and not per_key and shared_cost >= 0 then
+  local key, cost = KEYS[1], shared_cost
+  one_read = redis.pcall('MGET', key, key .. ':block')
+  -- A block key lives as long as its block (block.lua): any is left to the general path.
+  if not one_read.err and not one_read[2] then
+    local value = one_read[1]
+    local tat = tonumber(value)
+    -- A TAT beyond the horizon is left to the general path, which asks whether Sluice wrote it.
+    if not (tat and tat > now + horizon) then
+      if not tat or tat < now then tat = now end
+      local allowed, retry, at = 0, -1, tat -- denied for good: cost > burst
+      if cost <= burst then
+        local next_tat = tat + cost * interval
+        local allow_at = next_tat - horizon
+        if allow_at > now then
+          retry = ceil_div(allow_at - now, 1000)
+        else
+          allowed, retry, at = 1, 0, next_tat
+          if cost > 0 then redis.call('SET', key, (redis.REDIS_VERSION_NUM or 0) < 0x070200 and string.format('%d', next_tat) or next_tat, 'PX', ttl_ms(ceil_div(next_tat - now, 1000))) end
+        end
+      end
+      return { allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000) }
+    end
+  end
+end
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
 -- The stored values of a same-slot call, by decision, from the MGET that reads their blocks.
 -- MGET reads a key holding no string as false, so a key of another type under the prefix, like
 -- one holding no number, is decided as fresh and replaced on every path.
-local stored = {}
-local horizon = burst * interval -- how far TAT may run ahead of now
-local now = now_ms * 1000
+local stored
 -- TATs this call admitted, each SET once at its end: a key decided k times in one batch costs
 -- one read and one SET, not k of each. Nobody sees between a script's decisions, so the state
 -- Redis ends with is the one k separate calls would leave.
@@ -95,12 +131,8 @@ local function decide(key, cost, commit, i)
   return allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)
 end
 local function write_back()
-  -- Redis before 7.2 writes a number argument with %.17g: ~3k instructions for a TAT, the
-  -- integer's own digits a third of that; Valkey 8 writes the number for less than the digits.
-  local digits = (redis.REDIS_VERSION_NUM or 0) < 0x070200 and string.format
   for key, tat in pairs(admitted) do
-    local ttl = ttl_ms(ceil_div(tat - now, 1000))
-    redis.call('SET', key, digits and digits('%d', tat) or tat, 'PX', ttl)
+    redis.call('SET', key, (redis.REDIS_VERSION_NUM or 0) < 0x070200 and string.format('%d', tat) or tat, 'PX', ttl_ms(ceil_div(tat - now, 1000)))
   end
 end
 
@@ -202,18 +234,16 @@ local function read_blocks(keys, with_states)
   end
   return stored
 end
-local function read_one(key)
-  local found = redis.pcall('MGET', key, key .. ':block')
+local function read_one(key, found)
+  found = found or redis.pcall('MGET', key, key .. ':block')
   if found.err then return nil end
   if found[2] then block_ends[key] = tonumber(found[2]) end
   blocks_read = true
   return found
 end
-if #KEYS == 1 then stored = read_one(KEYS[1]) else stored = read_blocks(KEYS, true) end
+if #KEYS == 1 then stored = read_one(KEYS[1], one_read) else stored = read_blocks(KEYS, true) end
 stored = stored or redis.call('MGET', unpack(KEYS))
-local costs_at = 4
-local per_key = #ARGV > costs_at -- else ARGV[costs_at] is every key's
-local cost, commit, rule = cost_of(ARGV[costs_at])
+local cost, commit, rule = cost_of(shared_cost)
 local function decide_from(from)
   for i = from, #KEYS do
     if per_key then cost, commit, rule = cost_of(ARGV[costs_at - 1 + i]) end

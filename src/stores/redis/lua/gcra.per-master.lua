@@ -31,13 +31,6 @@ if not now_ms then
   local t = redis.call('TIME')
   now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
--- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
--- Returns whether it was dropped.
-local function fresh_if_unowned(key)
-  if redis.call('PTTL', key) ~= -1 then return false end
-  redis.call('DEL', key)
-  return true
-end
 -- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
 -- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
 -- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
@@ -53,12 +46,16 @@ end
 -- The rule: its parameters, its state for the call, one decision.
 local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
--- The stored values of a same-slot call, by decision, from the MGET that reads their blocks.
--- MGET reads a key holding no string as false, so a key of another type under the prefix, like
--- one holding no number, is decided as fresh and replaced on every path.
-local stored = {}
 local horizon = burst * interval -- how far TAT may run ahead of now
 local now = now_ms * 1000
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
+local stored = {} -- none read ahead: decide reads each key, its slot may differ
 -- TATs this call admitted, each SET once at its end: a key decided k times in one batch costs
 -- one read and one SET, not k of each. Nobody sees between a script's decisions, so the state
 -- Redis ends with is the one k separate calls would leave.
@@ -98,12 +95,8 @@ local function decide(key, cost, commit, i)
   return allowed, max(0, floor_div(horizon - (at - now), interval)), retry, ceil_div(at - now, 1000)
 end
 local function write_back()
-  -- Redis before 7.2 writes a number argument with %.17g: ~3k instructions for a TAT, the
-  -- integer's own digits a third of that; Valkey 8 writes the number for less than the digits.
-  local digits = (redis.REDIS_VERSION_NUM or 0) < 0x070200 and string.format
   for key, tat in pairs(admitted) do
-    local ttl = ttl_ms(ceil_div(tat - now, 1000))
-    redis.call('SET', key, digits and digits('%d', tat) or tat, 'PX', ttl)
+    redis.call('SET', key, (redis.REDIS_VERSION_NUM or 0) < 0x070200 and string.format('%d', tat) or tat, 'PX', ttl_ms(ceil_div(tat - now, 1000)))
   end
 end
 

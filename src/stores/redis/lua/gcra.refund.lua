@@ -55,7 +55,7 @@ local function refund(key, units)
   if next_tat <= now then
     redis.call('DEL', key)
   else
-    redis.call('SET', key, next_tat, 'PX', ttl_ms(ceil_div(next_tat - now, 1000)))
+    redis.call('SET', key, (redis.REDIS_VERSION_NUM or 0) < 0x070200 and string.format('%d', next_tat) or next_tat, 'PX', ttl_ms(ceil_div(next_tat - now, 1000)))
   end
 end
 refund(KEYS[1], tonumber(ARGV[#ARGV]))

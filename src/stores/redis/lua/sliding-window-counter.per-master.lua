@@ -32,13 +32,6 @@ if not now_ms then
   local t = redis.call('TIME')
   now_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
--- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
--- Returns whether it was dropped.
-local function fresh_if_unowned(key)
-  if redis.call('PTTL', key) ~= -1 then return false end
-  redis.call('DEL', key)
-  return true
-end
 -- Every TTL a script sets: the time until the key is fresh again, but at least a second. Redis
 -- 7.0 deletes a key at once when PEXPIRE's expiry is past by its clock read again inside the
 -- command, as a 1 or 2 ms TTL is whenever the millisecond ticks: the next decision on that key,
@@ -54,6 +47,13 @@ end
 -- The rule: its parameters, its state for the call, one decision.
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
+-- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
+-- Returns whether it was dropped.
+local function fresh_if_unowned(key)
+  if redis.call('PTTL', key) ~= -1 then return false end
+  redis.call('DEL', key)
+  return true
+end
 -- the previous window's count weighted by the part of it still inside the sliding window
 local function weighted(prev, elapsed) return floor_div(prev * (window - elapsed), window) end
 -- ms into a window after which count units of the previous window weigh at most most
