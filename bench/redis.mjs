@@ -290,7 +290,7 @@ async function main(server) {
     of('throughput', 'sluice', 'decisionsPerSecond') / of('throughput', 'rlf', 'decisionsPerSecond');
   console.log(
     `\nSluice ÷ RateLimiterRedis: p50 latency ${(1 / latencyRatio).toFixed(2)}×, throughput ${throughputRatio.toFixed(2)}× ` +
-      '(RateLimiterRedis is a fixed window: INCRBY + PTTL; Sluice is GCRA: GET + SET with a TTL).\n',
+      '(RateLimiterRedis is a fixed window: INCRBY + PTTL; Sluice is GCRA: TIME, one MGET of the TAT and its block, SET with a TTL).\n',
   );
   console.log(
     `Bytes per key: MEMORY USAGE of one key; used_memory after − before ${formatInteger(SIZED_KEYS)} keys (includes the hash tables).\n`,
