@@ -1,7 +1,8 @@
 /*
  * HTTP: what a limiter adds to a request on Fastify 5 and Express 5. Scenarios: memory store on
  * one hot key and on 10k keys; Redis plain on one key and 10k keys, with Sluice's batched and
- * leased limiters beside it; the denial path (limit 1, every timed request refused), on the
+ * leased limiters beside it, and Sluice's fixed window on Redis plain (the peers' algorithm, so
+ * algorithm cost and middleware overhead can be told apart); the denial path (limit 1, every timed request refused), on the
  * memory store and on Redis (Sluice plain against the peer's Redis store). Each
  * limiter runs in a fresh server process (bench/lib/http-server.mjs), loaded by autocannon from
  * this process; every round runs all runs of a framework in one order and the next round in the
@@ -21,7 +22,7 @@
  * (default 3), HTTP_BENCH_WARMUP_SECONDS (default 3), HTTP_BENCH_PIN (frameworks whose server is
  * pinned to its own CPU, default express; 0: none; see lib/pinning.mjs), HTTP_BENCH_EXPRESS (stock: Express's
  * own server; default: requests and responses built with the app's prototypes, lib/express-prototypes.mjs), HTTP_BENCH_MAX_WAIT (0.3) and HTTP_BENCH_ATTEMPTS (1: no run is repeated),
- * see measureUnstarved.
+ * see measureUnstarved; HTTP_BENCH_FIXED_WINDOW (1; 0 leaves out the fixed-window Redis rows).
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -47,6 +48,8 @@ const listOf = (name, all) => {
   check(unknown.length === 0, `${name}: unknown ${unknown.join(', ')}; known: ${all.join(', ')}`);
   return wanted;
 };
+// Sluice's fixed window on Redis plain beside its GCRA: about 40 s per framework.
+const FIXED_WINDOW = process.env.HTTP_BENCH_FIXED_WINDOW === '0' ? [] : [['sluice', 'fixed']];
 const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 2);
 // A fresh Express server on a busy machine still spends its second and third second tiering
 // up (100–400 CPU µs/req, then ~50): a 1 s warm-up left that in the timed window.
@@ -90,22 +93,13 @@ const SCENARIOS = {
   redis: {
     title: 'Redis, one hot key',
     keys: 1,
-    runs: [
-      ['sluice', 'redis'],
-      ['sluice', 'batch'],
-      ['sluice', 'leased'],
-      ['peer', 'redis'],
-    ],
+    runs: [['sluice', 'redis'], ...FIXED_WINDOW, ['sluice', 'batch'], ['sluice', 'leased'], ['peer', 'redis']],
     redis: true,
   },
   'redis-10k': {
     title: 'Redis, 10k keys',
     keys: MANY_KEYS,
-    runs: [
-      ['sluice', 'redis'],
-      ['sluice', 'batch'],
-      ['peer', 'redis'],
-    ],
+    runs: [['sluice', 'redis'], ...FIXED_WINDOW, ['sluice', 'batch'], ['peer', 'redis']],
     redis: true,
   },
   denial: {
@@ -282,14 +276,19 @@ function runsOf(framework, forkOptions) {
   return { runs: [...runs.values()], scenarios };
 }
 
-const usesRedis = (run) => ['redis', 'batch', 'leased'].includes(run.store);
+const usesRedis = (run) => ['redis', 'fixed', 'batch', 'leased'].includes(run.store);
+const SLUICE_STORES = {
+  redis: 'Redis plain',
+  fixed: 'fixed window, Redis plain',
+  batch: 'Redis batch',
+};
 
 const label = (framework, run) =>
   run.limiter === 'none'
     ? 'no limiter'
     : run.limiter === 'peer'
       ? `${PEERS[framework]} (${run.store})`
-      : `Sluice (${run.store === 'redis' ? 'Redis plain' : run.store === 'batch' ? 'Redis batch' : run.store})`;
+      : `Sluice (${SLUICE_STORES[run.store] ?? run.store})`;
 
 function scenarioTable(framework, scenario) {
   const medianOf = (run, field) => median(run.results.map((result) => result[field]));

@@ -1,7 +1,7 @@
 /*
  * One server process of the http bench: HTTP_FRAMEWORK (fastify | express) with HTTP_LIMITER
- * (none | sluice | peer) on HTTP_STORE (memory | redis | batch | leased; the peers have memory
- * and redis) at HTTP_LIMIT requests per hour, on a free loopback port sent to the parent over
+ * (none | sluice | peer) on HTTP_STORE (memory | redis | batch | leased | fixed: Redis plain with the
+ * fixed-window algorithm, the peers' own; the peers have memory and redis) at HTTP_LIMIT requests per hour, on a free loopback port sent to the parent over
  * IPC. With HTTP_PROXY=1 the framework and both limiters trust the loopback proxy, so each
  * request's client is its X-Forwarded-For address (the 10k-key runs vary it). On 'start' it
  * begins a reading, on 'stop' it replies with the CPU time (process.cpuUsage, µs), the wall time
@@ -31,8 +31,8 @@ async function redisClient() {
 }
 
 async function sluiceLimiter() {
-  const { createLeasedLimiter, createMemoryLimiter, gcra } = await import('sluice');
-  const algorithm = gcra({ limit, periodMs: HOUR_MS });
+  const { createLeasedLimiter, createMemoryLimiter, fixedWindow, gcra } = await import('sluice');
+  const algorithm = store === 'fixed' ? fixedWindow({ limit, windowMs: HOUR_MS }) : gcra({ limit, periodMs: HOUR_MS });
   if (store === 'memory') return createMemoryLimiter({ algorithm });
   const { createRedisLimiter } = await import('sluice/redis');
   const remote = createRedisLimiter({ client: await redisClient(), algorithm, prefix, batch: store === 'batch' });
