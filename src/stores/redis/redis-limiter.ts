@@ -29,6 +29,7 @@ import {
   type ClientWrapper,
   type LuaScript,
   runScript,
+  runScriptThen,
   type ScriptClient,
   type StoreOperation,
 } from './script.js';
@@ -206,9 +207,9 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       const decided = batcher.decide(keys[0] as string, nowArg(), cost, commit, core.scriptParams);
       return core === algorithm ? decided.catch(failedTo.decide) : decided.then(ownLimit(core), failedTo.decide);
     }
-    const reply = runScript(clients.decide, script, keys, lastCall.argsOf(core, nowArg(), cost, commit));
+    const args = lastCall.argsOf(core, nowArg(), cost, commit);
     const readReply = core === algorithm ? readFirst : (reply: unknown) => toDecision(reply, core.limit, 0);
-    return reply.then(readReply, failedTo.decide);
+    return runScriptThen(clients.decide, script, keys, args, readReply, failedTo.decide);
   };
 
   return {
