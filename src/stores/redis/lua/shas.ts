@@ -2,9 +2,9 @@
 // script in this folder, the name EVALSHA runs it by, so the Redis store hashes nothing at run time.
 export const scriptShas: Readonly<Record<string, string>> = {
   block: '15990090c615faa361d5192aeb889269090ee889',
-  'fixed-window': 'e07b7b92599c11d34aba9afcf6a4bdfd66cdb6db',
+  'fixed-window': '5f62340675bdd750ddaa3c81a6041f3bfabf5cb9',
   'fixed-window.penalty': '72556d698de4e31ec7462426e07879068856142f',
-  'fixed-window.per-master': 'f77f0039145ecdb5cdc95d881b164368ff55961f',
+  'fixed-window.per-master': 'b76065acb94ff4dcc720e582e0c1f4440b4911d0',
   'fixed-window.reward': '128fc84354e9accb5ea72bcc6e4b99f3bc1c1963',
   gcra: 'b2951160e28ca7be9a839d93426362adbfcd91a0',
   'gcra.charge': 'a77ea6820edafd8676b37a07f2d9092304033be2',

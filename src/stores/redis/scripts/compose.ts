@@ -45,13 +45,14 @@ export interface LuaAlgorithm {
    */
   readonly stringState?: boolean;
   /**
-   * With `stringState`: the body of the one-key path, the plain limiter's common call (one key,
-   * one cost, committed, no block key) decided straight through before the general path's
-   * functions exist. It reads `key`, `cost` (an integer ≥ 0), `value` (the key's stored string,
-   * false when none), the parameters and `derived`, and of the prelude all but `fresh_if_unowned`.
-   * Either it returns that decision's reply, `{ allowed, remaining, retry, reset }`, having
-   * written what the admission spends, or it ends without returning and leaves the call to the
-   * general path (which reuses the read).
+   * The body of the one-key path, the plain limiter's common call (one key, one cost, committed,
+   * no block key) decided straight through before the general path's functions exist. It reads
+   * `key`, `cost` (an integer ≥ 0), the parameters and `derived`, and of the prelude all but
+   * `fresh_if_unowned`; with `stringState`, also `value` (the key's stored string, false when
+   * none, read with its block in one MGET that the general path reuses), otherwise it reads the
+   * key itself. Either it returns that decision's reply, `{ allowed, remaining, retry, reset }`,
+   * having written what the admission spends, or it ends without returning, having written
+   * nothing, and leaves the call to the general path.
    */
   readonly oneKey?: string;
   /**
@@ -311,18 +312,32 @@ local shared_cost = tonumber(ARGV[costs_at])
  */
 function oneKeyPath(lua: LuaAlgorithm): string {
   if (lua.oneKey === undefined) return '';
-  return `
--- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
--- straight through. Anything else falls through to the general path below, which reuses this
--- MGET: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the
--- rule leaves to it.
-local one_read
+  const blockRule = '-- A block key lives as long as its block (block.lua): any is left to the general path.';
+  // A string state rides in the block's MGET, which the general path reuses; any other state is
+  // read by the body, and again by the general path when it falls through.
+  const [reuse, read] = lua.stringState
+    ? [
+        'reuses this\n-- MGET',
+        `local one_read
 if #KEYS == 1 and not per_key and shared_cost >= 0 then
   local key, cost = KEYS[1], shared_cost
   one_read = redis.pcall('MGET', key, key .. '${BLOCK_SUFFIX}')
-  -- A block key lives as long as its block (block.lua): any is left to the general path.
+  ${blockRule}
   if not one_read.err and not one_read[2] then
-    local value = one_read[1]
+    local value = one_read[1]`,
+      ]
+    : [
+        'reads the key\n-- again',
+        `if #KEYS == 1 and not per_key and shared_cost >= 0 then
+  local key, cost = KEYS[1], shared_cost
+  ${blockRule}
+  if redis.pcall('GET', key .. '${BLOCK_SUFFIX}') == false then`,
+      ];
+  return `
+-- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
+-- straight through. Anything else falls through to the general path below, which ${reuse}: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the
+-- rule leaves to it.
+${read}
 ${indent(block(lua.oneKey), 4)}  end
 end
 `;
