@@ -2,7 +2,7 @@
 // script in this folder, the name EVALSHA runs it by, so the Redis store hashes nothing at run time.
 export const scriptShas: Readonly<Record<string, string>> = {
   block: '15990090c615faa361d5192aeb889269090ee889',
-  'fixed-window': '5f62340675bdd750ddaa3c81a6041f3bfabf5cb9',
+  'fixed-window': 'c1bb5588fb02ed3f7b1b59fca8cce234078d922f',
   'fixed-window.penalty': '72556d698de4e31ec7462426e07879068856142f',
   'fixed-window.per-master': 'b76065acb94ff4dcc720e582e0c1f4440b4911d0',
   'fixed-window.reward': '128fc84354e9accb5ea72bcc6e4b99f3bc1c1963',
@@ -25,10 +25,10 @@ export const scriptShas: Readonly<Record<string, string>> = {
   'sliding-window-log.penalty': 'ce07dedb4aae2897138e4033db6adf0304c658e6',
   'sliding-window-log.per-master': 'e6e406b675ce91055cd644909aaac399fb62bb12',
   'sliding-window-log.reward': 'ec1150aa0fa602a1b09ea8492c0a6511548c998a',
-  'token-bucket': '3b0b0c6ee7de22508f2e457d8a3c5fca24597fe7',
+  'token-bucket': '5d054c2ff1c99cb839c1aeca28e41777ab48e308',
   'token-bucket.charge': '07a31ae594d84699d539da34a3dbf653bf82b8dd',
   'token-bucket.penalty': '6d52f28eb73d516cedbf568503c6f3dc09f3afff',
-  'token-bucket.per-master': 'de423ae831d095c2838d47b63681fe93a2490df5',
+  'token-bucket.per-master': 'c7c7b30a12d610af8e1dfb8929ba412efe234e00',
   'token-bucket.refund': '4b31ca09b6208ffe21aa4ce041a0a96df4075313',
   'token-bucket.reward': 'a476f6d8ea51374d2676eaaa33676c47b097e650',
   unblock: '694ddf3219601fadb653469ffa0b852fa7a75c91',

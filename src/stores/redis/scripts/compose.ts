@@ -343,6 +343,17 @@ end
 `;
 }
 
+/**
+ * For a one-key body (`LuaAlgorithm.oneKey`) whose state is a hash: `state`, the HMGET of
+ * `fields`, or false where the general path must decide, which the body then leaves to it.
+ */
+export function ownedHashRead(fields: readonly string[]): string {
+  return `-- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
+-- another type, whose read fails that decision there.
+local state = redis.call('PTTL', key) ~= -1 and redis.pcall('HMGET', key, ${fields.map((f) => `'${f}'`).join(', ')})
+if state and state.err then state = false end`;
+}
+
 /** Lua text moved right by `spaces`, blank lines left blank. */
 function indent(text: string, spaces: number): string {
   return text.replace(/^(?=.)/gm, ' '.repeat(spaces));

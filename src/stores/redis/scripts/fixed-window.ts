@@ -1,4 +1,4 @@
-import { algorithmScript, type LuaAlgorithm } from './compose.js';
+import { algorithmScript, type LuaAlgorithm, ownedHashRead } from './compose.js';
 
 /*
  * The rule on `state` (the key's HMGET of n and e) for `cost`, shared by `decide` and the one-key
@@ -41,10 +41,8 @@ export const fixedWindowLua = {
     ['window', 'ms'],
   ],
   oneKey: `
--- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
--- another type, whose read fails that decision there.
-local state = redis.call('PTTL', key) ~= -1 and redis.pcall('HMGET', key, 'n', 'e')
-if state and not state.err then
+${ownedHashRead(['n', 'e'])}
+if state then
 ${rule(`if cost > 0 then\n        ${STORE}\n      end`)}
   return { ${REPLY} }
 end`,
