@@ -2,7 +2,7 @@
 // script in this folder, the name EVALSHA runs it by, so the Redis store hashes nothing at run time.
 export const scriptShas: Readonly<Record<string, string>> = {
   block: '15990090c615faa361d5192aeb889269090ee889',
-  'fixed-window': 'c1bb5588fb02ed3f7b1b59fca8cce234078d922f',
+  'fixed-window': 'd1344b4e38d1b17cf5d471ac149161b3d670d3e2',
   'fixed-window.penalty': '72556d698de4e31ec7462426e07879068856142f',
   'fixed-window.per-master': 'b76065acb94ff4dcc720e582e0c1f4440b4911d0',
   'fixed-window.reward': '128fc84354e9accb5ea72bcc6e4b99f3bc1c1963',
@@ -25,7 +25,7 @@ export const scriptShas: Readonly<Record<string, string>> = {
   'sliding-window-log.penalty': 'ce07dedb4aae2897138e4033db6adf0304c658e6',
   'sliding-window-log.per-master': 'e6e406b675ce91055cd644909aaac399fb62bb12',
   'sliding-window-log.reward': 'ec1150aa0fa602a1b09ea8492c0a6511548c998a',
-  'token-bucket': '5d054c2ff1c99cb839c1aeca28e41777ab48e308',
+  'token-bucket': 'f383f3aa5b6f3a86221c711a94c73e469c24bb4e',
   'token-bucket.charge': '07a31ae594d84699d539da34a3dbf653bf82b8dd',
   'token-bucket.penalty': '6d52f28eb73d516cedbf568503c6f3dc09f3afff',
   'token-bucket.per-master': 'c7c7b30a12d610af8e1dfb8929ba412efe234e00',

@@ -54,13 +54,15 @@ local refill = tonumber(ARGV[4])
 local full = capacity * unit
 
 -- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
--- straight through. Anything else falls through to the general path below, which reads the key
--- again: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the
--- rule leaves to it.
+-- straight through. Anything else falls through to the general path below, which reuses this
+-- GET of the block: a batch, per-key costs, a peek, a partial request, a block, a failed
+-- read, and what the rule leaves to it.
+local one_block
 if #KEYS == 1 and not per_key and shared_cost >= 0 then
   local key, cost = KEYS[1], shared_cost
+  one_block = redis.pcall('GET', key .. ':block')
   -- A block key lives as long as its block (block.lua): any is left to the general path.
-  if redis.pcall('GET', key .. ':block') == false then
+  if one_block == false then
     -- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
     -- another type, whose read fails that decision there.
     local state = redis.call('PTTL', key) ~= -1 and redis.pcall('HMGET', key, 'd', 't')
@@ -215,7 +217,11 @@ local function read_blocks(keys, with_states)
   end
   return stored
 end
-if #KEYS > 1 then read_blocks(KEYS) end
+if #KEYS > 1 then
+  read_blocks(KEYS)
+elseif one_block ~= nil then
+  block_ends[KEYS[1]] = type(one_block) == 'string' and tonumber(one_block) or false
+end
 local cost, commit, rule = cost_of(shared_cost)
 local function decide_from(from)
   for i = from, #KEYS do

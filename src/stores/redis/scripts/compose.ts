@@ -273,7 +273,16 @@ end
  * call of more than one key.
  */
 function readsAhead(lua: LuaAlgorithm): string {
-  if (!lua.stringState) return 'if #KEYS > 1 then read_blocks(KEYS) end\n';
+  if (!lua.stringState) {
+    if (lua.oneKey === undefined) return 'if #KEYS > 1 then read_blocks(KEYS) end\n';
+    // The one-key path's GET of its block, read as read_block reads one.
+    return `if #KEYS > 1 then
+  read_blocks(KEYS)
+elseif one_block ~= nil then
+  block_ends[KEYS[1]] = type(one_block) == 'string' and tonumber(one_block) or false
+end
+`;
+  }
   const read = lua.oneKey === undefined ? 'read_one(KEYS[1])' : 'read_one(KEYS[1], one_read)';
   return `${READ_ONE}if #KEYS == 1 then stored = ${read} else stored = read_blocks(KEYS, true) end
 stored = stored or redis.call('MGET', unpack(KEYS))
@@ -313,11 +322,11 @@ local shared_cost = tonumber(ARGV[costs_at])
 function oneKeyPath(lua: LuaAlgorithm): string {
   if (lua.oneKey === undefined) return '';
   const blockRule = '-- A block key lives as long as its block (block.lua): any is left to the general path.';
-  // A string state rides in the block's MGET, which the general path reuses; any other state is
-  // read by the body, and again by the general path when it falls through.
-  const [reuse, read] = lua.stringState
+  // A string state rides in the block's MGET; any other state is read by the body, and again by
+  // the general path when it falls through. The general path reuses the block's read.
+  const [reused, read] = lua.stringState
     ? [
-        'reuses this\n-- MGET',
+        'MGET: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the\n-- rule leaves to it.',
         `local one_read
 if #KEYS == 1 and not per_key and shared_cost >= 0 then
   local key, cost = KEYS[1], shared_cost
@@ -327,16 +336,18 @@ if #KEYS == 1 and not per_key and shared_cost >= 0 then
     local value = one_read[1]`,
       ]
     : [
-        'reads the key\n-- again',
-        `if #KEYS == 1 and not per_key and shared_cost >= 0 then
+        'GET of the block: a batch, per-key costs, a peek, a partial request, a block, a failed\n-- read, and what the rule leaves to it.',
+        `local one_block
+if #KEYS == 1 and not per_key and shared_cost >= 0 then
   local key, cost = KEYS[1], shared_cost
+  one_block = redis.pcall('GET', key .. '${BLOCK_SUFFIX}')
   ${blockRule}
-  if redis.pcall('GET', key .. '${BLOCK_SUFFIX}') == false then`,
+  if one_block == false then`,
       ];
   return `
 -- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
--- straight through. Anything else falls through to the general path below, which ${reuse}: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the
--- rule leaves to it.
+-- straight through. Anything else falls through to the general path below, which reuses this
+-- ${reused}
 ${read}
 ${indent(block(lua.oneKey), 4)}  end
 end
