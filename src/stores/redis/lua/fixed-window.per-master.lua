@@ -59,10 +59,13 @@ local function decide(key, cost, commit, i)
   local state = redis.call('HMGET', key, 'n', 'e')
   local count = tonumber(state[1]) or 0
   local window_end = tonumber(state[2]) or 0
+  -- The end as stored goes back as stored: Redis before 7.2 writes a number argument with %.17g.
+  local stored_end = state[2]
   local now = now_ms
   if now >= window_end then
     count = 0
     window_end = now + window -- the key's next window opens with this request
+    stored_end = window_end
   else
     now = max(now, window_end - window) -- a clock behind the window's start counts in it
   end
@@ -73,7 +76,7 @@ local function decide(key, cost, commit, i)
     else
       allowed, used, retry = 1, count + cost, 0
       if commit and cost > 0 then
-        redis.call('HSET', key, 'n', used, 'e', window_end)
+        redis.call('HSET', key, 'n', used, 'e', stored_end)
         redis.call('PEXPIRE', key, ttl_ms(window_end - now))
       end
     end

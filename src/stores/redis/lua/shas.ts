@@ -2,9 +2,9 @@
 // script in this folder, the name EVALSHA runs it by, so the Redis store hashes nothing at run time.
 export const scriptShas: Readonly<Record<string, string>> = {
   block: '15990090c615faa361d5192aeb889269090ee889',
-  'fixed-window': 'd1344b4e38d1b17cf5d471ac149161b3d670d3e2',
+  'fixed-window': '0bf366dfddd1a1c8cc215c2a6cb7c8d457e949f6',
   'fixed-window.penalty': '72556d698de4e31ec7462426e07879068856142f',
-  'fixed-window.per-master': 'b76065acb94ff4dcc720e582e0c1f4440b4911d0',
+  'fixed-window.per-master': '823dea8bdf22d01572b46ec3fda19f55149b1f99',
   'fixed-window.reward': '128fc84354e9accb5ea72bcc6e4b99f3bc1c1963',
   gcra: 'b2951160e28ca7be9a839d93426362adbfcd91a0',
   'gcra.charge': 'a77ea6820edafd8676b37a07f2d9092304033be2',

@@ -7,10 +7,13 @@ import { algorithmScript, type LuaAlgorithm, ownedHashRead } from './compose.js'
  */
 const rule = (admit: string) => `  local count = tonumber(state[1]) or 0
   local window_end = tonumber(state[2]) or 0
+  -- The end as stored goes back as stored: Redis before 7.2 writes a number argument with %.17g.
+  local stored_end = state[2]
   local now = now_ms
   if now >= window_end then
     count = 0
     window_end = now + window -- the key's next window opens with this request
+    stored_end = window_end
   else
     now = max(now, window_end - window) -- a clock behind the window's start counts in it
   end
@@ -28,7 +31,7 @@ const rule = (admit: string) => `  local count = tonumber(state[1]) or 0
 const REPLY = 'allowed, limit - used, retry, used > 0 and window_end - now or 0';
 
 /** Writes the window's count and end to `key`, with the TTL rule's TTL. */
-const STORE = `redis.call('HSET', key, 'n', used, 'e', window_end)
+const STORE = `redis.call('HSET', key, 'n', used, 'e', stored_end)
         redis.call('PEXPIRE', key, ttl_ms(window_end - now))`;
 
 /** Fixed window, the twin of `src/algorithms/fixed-window.ts`; composed into src/stores/redis/lua/. */
