@@ -31,7 +31,8 @@ export interface LuaAlgorithm {
   readonly params: readonly (readonly [name: string, doc: string])[];
   /**
    * Statements run once per call before the one-key path and `state`: numbers derived from the
-   * parameters and the clock, which that path may read (it makes no table or function).
+   * parameters and the clock, and the rule's helpers when that path calls them (no table: each
+   * call would make one).
    */
   readonly derived?: string;
   /** Statements run once per call before its first decision: helpers and the call's own state. */
