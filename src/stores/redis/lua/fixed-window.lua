@@ -63,8 +63,7 @@ if #KEYS == 1 and not per_key and shared_cost >= 0 then
     -- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
     -- another type, whose read fails that decision there.
     local state = redis.call('PTTL', key) ~= -1 and redis.pcall('HMGET', key, 'n', 'e')
-    if state and state.err then state = false end
-    if state then
+    if state and not state.err then
       local count = tonumber(state[1]) or 0
       local window_end = tonumber(state[2]) or 0
       -- The end as stored goes back as stored: Redis before 7.2 writes a number argument with %.17g.

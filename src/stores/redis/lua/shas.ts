@@ -2,7 +2,7 @@
 // script in this folder, the name EVALSHA runs it by, so the Redis store hashes nothing at run time.
 export const scriptShas: Readonly<Record<string, string>> = {
   block: '15990090c615faa361d5192aeb889269090ee889',
-  'fixed-window': '0bf366dfddd1a1c8cc215c2a6cb7c8d457e949f6',
+  'fixed-window': '86544ed6a8e4409b3cb1e74e7c464807d3b7ed20',
   'fixed-window.penalty': '72556d698de4e31ec7462426e07879068856142f',
   'fixed-window.per-master': '823dea8bdf22d01572b46ec3fda19f55149b1f99',
   'fixed-window.reward': '128fc84354e9accb5ea72bcc6e4b99f3bc1c1963',
@@ -17,7 +17,7 @@ export const scriptShas: Readonly<Record<string, string>> = {
   'holds.held': 'a8b63532ae9c3f644d3abeba273f584dff7b9d79',
   'holds.renew-or-release': '1a4c64fad9b59cfda7885f67ffa9058c6a472174',
   reset: 'ad5c5b7709245fc3e2e0f1513a312f84a6d96be0',
-  'sliding-window-counter': 'd0d2840556d636c855fe4999a5dca1efb4ca3f35',
+  'sliding-window-counter': '29d6519efbf2410e94cae1019fb485f635fdb8b2',
   'sliding-window-counter.penalty': '68263af5ae775336b7712a89972e162659a0f79e',
   'sliding-window-counter.per-master': 'e8acfb3e26986adae787e0be414a5cf08482bbef',
   'sliding-window-counter.reward': 'd42d921dad5d83a7c331d930cdf3cfb80ebcc8b6',
@@ -25,7 +25,7 @@ export const scriptShas: Readonly<Record<string, string>> = {
   'sliding-window-log.penalty': 'ce07dedb4aae2897138e4033db6adf0304c658e6',
   'sliding-window-log.per-master': 'e6e406b675ce91055cd644909aaac399fb62bb12',
   'sliding-window-log.reward': 'ec1150aa0fa602a1b09ea8492c0a6511548c998a',
-  'token-bucket': 'f383f3aa5b6f3a86221c711a94c73e469c24bb4e',
+  'token-bucket': '64afb92037843152b607231fe7061b460ceca690',
   'token-bucket.charge': '07a31ae594d84699d539da34a3dbf653bf82b8dd',
   'token-bucket.penalty': '6d52f28eb73d516cedbf568503c6f3dc09f3afff',
   'token-bucket.per-master': 'c7c7b30a12d610af8e1dfb8929ba412efe234e00',

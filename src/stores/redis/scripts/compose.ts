@@ -356,14 +356,35 @@ end
 }
 
 /**
- * For a one-key body (`LuaAlgorithm.oneKey`) whose state is a hash: `state`, the HMGET of
- * `fields`, or false where the general path must decide, which the body then leaves to it.
+ * `oneKey` and `decide` of an algorithm whose state is a hash of `fields`, from its rule:
+ * `rule(admit)` decides `cost` on `state` (the HMGET of `fields`) and runs `admit` when admitted,
+ * `store` writes an admission, `reply` is the decision's four values. The one-key path leaves to
+ * the general path a key without a TTL, which that path drops as unowned, and a key of another
+ * type, whose read fails that decision there.
  */
-export function ownedHashRead(fields: readonly string[]): string {
-  return `-- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
+export function hashDecisions(
+  fields: readonly string[],
+  rule: (admit: string) => string,
+  store: string,
+  reply: string,
+): { readonly oneKey: string; readonly decide: string } {
+  const read = `redis.pcall('HMGET', key, ${fields.map((field) => `'${field}'`).join(', ')})`;
+  const admit = (when: string) => `if ${when} then\n        ${store.replace(/\n/g, '\n        ')}\n      end`;
+  return {
+    oneKey: `
+-- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
 -- another type, whose read fails that decision there.
-local state = redis.call('PTTL', key) ~= -1 and redis.pcall('HMGET', key, ${fields.map((f) => `'${f}'`).join(', ')})
-if state and state.err then state = false end`;
+local state = redis.call('PTTL', key) ~= -1 and ${read}
+if state and not state.err then
+${rule(admit('cost > 0'))}
+  return { ${reply} }
+end`,
+    decide: `
+  fresh_if_unowned(key)
+  local state = ${read.replace('pcall', 'call')}
+${rule(admit('commit and cost > 0'))}
+  return ${reply}`,
+  };
 }
 
 /** Lua text moved right by `spaces`, blank lines left blank. */

@@ -1,4 +1,4 @@
-import { algorithmScript, type LuaAlgorithm, ownedHashRead } from './compose.js';
+import { algorithmScript, hashDecisions, type LuaAlgorithm } from './compose.js';
 
 /*
  * The rule on `state` (the key's HMGET of n and e) for `cost`, shared by `decide` and the one-key
@@ -32,7 +32,7 @@ const REPLY = 'allowed, limit - used, retry, used > 0 and window_end - now or 0'
 
 /** Writes the window's count and end to `key`, with the TTL rule's TTL. */
 const STORE = `redis.call('HSET', key, 'n', used, 'e', stored_end)
-        redis.call('PEXPIRE', key, ttl_ms(window_end - now))`;
+redis.call('PEXPIRE', key, ttl_ms(window_end - now))`;
 
 /** Fixed window, the twin of `src/algorithms/fixed-window.ts`; composed into src/stores/redis/lua/. */
 export const fixedWindowLua = {
@@ -43,17 +43,7 @@ export const fixedWindowLua = {
     ['limit', 'units per window'],
     ['window', 'ms'],
   ],
-  oneKey: `
-${ownedHashRead(['n', 'e'])}
-if state then
-${rule(`if cost > 0 then\n        ${STORE}\n      end`)}
-  return { ${REPLY} }
-end`,
-  decide: `
-  fresh_if_unowned(key)
-  local state = redis.call('HMGET', key, 'n', 'e')
-${rule(`if commit and cost > 0 then\n        ${STORE}\n      end`)}
-  return ${REPLY}`,
+  ...hashDecisions(['n', 'e'], rule, STORE, REPLY),
 } as const satisfies LuaAlgorithm;
 
 export const fixedWindowScript = algorithmScript(fixedWindowLua);

@@ -1,4 +1,4 @@
-import { algorithmScript, type LuaAlgorithm, ownedHashRead } from './compose.js';
+import { algorithmScript, hashDecisions, type LuaAlgorithm } from './compose.js';
 
 /*
  * The rule on `state` (the key's HMGET of c, p and s) for `cost`, shared by `decide` and the
@@ -53,7 +53,7 @@ const REPLY = 'allowed, limit - old - current, retry, max(0, reset_at - now)';
 
 /** Writes both windows' counts and the current one's start to `key`, with the TTL rule's TTL. */
 const STORE = `redis.call('HSET', key, 'c', current, 'p', prev, 's', start)
-        redis.call('PEXPIRE', key, ttl_ms(start + 2 * window - now))`;
+redis.call('PEXPIRE', key, ttl_ms(start + 2 * window - now))`;
 
 /**
  * Sliding window counter, the twin of `src/algorithms/sliding-window-counter.ts`; composed into
@@ -73,17 +73,7 @@ export const slidingWindowCounterLua = {
 local function weighted(prev, elapsed) return floor_div(prev * (window - elapsed), window) end
 -- ms into a window after which count units of the previous window weigh at most most
 local function weighs_at_most_from(count, most) return window - floor_div((most + 1) * window - 1, count) end`,
-  oneKey: `
-${ownedHashRead(['c', 'p', 's'])}
-if state then
-${rule(`if cost > 0 then\n        ${STORE}\n      end`)}
-  return { ${REPLY} }
-end`,
-  decide: `
-  fresh_if_unowned(key)
-  local state = redis.call('HMGET', key, 'c', 'p', 's')
-${rule(`if commit and cost > 0 then\n        ${STORE}\n      end`)}
-  return ${REPLY}`,
+  ...hashDecisions(['c', 'p', 's'], rule, STORE, REPLY),
 } as const satisfies LuaAlgorithm;
 
 export const slidingWindowCounterScript = algorithmScript(slidingWindowCounterLua);

@@ -1,4 +1,4 @@
-import { algorithmScript, type LuaAlgorithm, ownedHashRead } from './compose.js';
+import { algorithmScript, hashDecisions, type LuaAlgorithm } from './compose.js';
 
 /*
  * The rule on `state` (the key's HMGET of d and t) for `cost`, shared by `decide` and the one-key
@@ -28,7 +28,7 @@ const REPLY = 'allowed, max(0, capacity - ceil_div(after, unit)), retry, ceil_di
 
 /** Writes the deficit and the time of this write to `key`, with the TTL rule's TTL. */
 const STORE = `redis.call('HSET', key, 'd', next, 't', now)
-        redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))`;
+redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))`;
 
 /**
  * Token bucket, the twin of `src/algorithms/token-bucket.ts`; composed into
@@ -46,17 +46,7 @@ export const tokenBucketLua = {
   ],
   derived: `
 local full = capacity * unit`,
-  oneKey: `
-${ownedHashRead(['d', 't'])}
-if state then
-${rule(`if cost > 0 then\n        ${STORE}\n      end`)}
-  return { ${REPLY} }
-end`,
-  decide: `
-  fresh_if_unowned(key)
-  local state = redis.call('HMGET', key, 'd', 't')
-${rule(`if commit and cost > 0 then\n        ${STORE}\n      end`)}
-  return ${REPLY}`,
+  ...hashDecisions(['d', 't'], rule, STORE, REPLY),
   refund: `
   -- The twin of tokenBucket().refund: refill up to now, then the deficit falls by units x unit,
   -- never below 0 (a full bucket, deleted rather than stored).
