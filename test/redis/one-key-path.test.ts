@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe } from 'vitest';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { useRedisServer } from '../support/redis-server.js';
-import { decideAfter, type Setup } from './one-key.js';
+import { type Case, type Decide, decideAfter, itDecidesAsTheGeneralPath } from './one-key.js';
 
 // gcra.lua's one-key path against its general path, state by state (see ./one-key.ts).
 
@@ -12,7 +12,7 @@ const INTERVAL_US = 1_000_000; // 1 per second
 const BURST = 5;
 const HORIZON_US = INTERVAL_US * BURST;
 
-const cases: [name: string, setup: Setup, cost: number][] = [
+const cases: Case[] = [
   ['a fresh key', async () => undefined, 1],
   ['a TAT within the horizon', (key) => redis().set(key, NOW_US + 2 * INTERVAL_US, 'PX', 60_000), 1],
   ['a TAT within the horizon, denied', (key) => redis().set(key, NOW_US + HORIZON_US, 'PX', 60_000), 1],
@@ -31,20 +31,9 @@ const cases: [name: string, setup: Setup, cost: number][] = [
   ['a block key already ended by the call’s clock', (key) => redis().set(`${key}:block`, NOW_MS - 1, 'PX', 30_000), 1],
 ];
 
-const decide = (setup: Setup, cost: number, alone: boolean) =>
+const decide: Decide = (setup, cost, alone) =>
   decideAfter(redis(), gcraScript.source, [NOW_MS, INTERVAL_US, BURST], setup, cost, alone);
 
 describe('gcra.lua: one key alone decides as the general path does', () => {
-  for (const [name, setup, cost] of cases) {
-    it(name, async () => {
-      expect(await decide(setup, cost, true)).toEqual(await decide(setup, cost, false));
-    });
-  }
-
-  it('a peek and a partial request of one key stay on the general path', async () => {
-    const setup: Setup = (key) => redis().set(key, NOW_US + 3 * INTERVAL_US, 'PX', 60_000);
-    for (const cost of [-1 - 2, -0.5 - 4]) {
-      expect(await decide(setup, cost, true)).toEqual(await decide(setup, cost, false));
-    }
-  });
+  itDecidesAsTheGeneralPath(decide, cases, (key) => redis().set(key, NOW_US + 3 * INTERVAL_US, 'PX', 60_000));
 });

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe } from 'vitest';
 import { slidingWindowCounterScript } from '../../src/stores/redis/scripts/sliding-window-counter.js';
 import { type ServerKind, useRedisServer } from '../support/redis-server.js';
-import { decideAfter, type Setup } from './one-key.js';
+import { type Case, type Decide, decideAfter, hashStateCases, itDecidesAsTheGeneralPath } from './one-key.js';
 
 // sliding-window-counter.lua's one-key path against its general path, state by state (see ./one-key.ts).
 
@@ -16,7 +16,7 @@ describe.each(['redis', 'valkey'] as const)('%s-server', (server: ServerKind) =>
     if (ttl) await redis().pexpire(key, 2 * WINDOW_MS);
   };
 
-  const cases: [name: string, setup: Setup, cost: number][] = [
+  const cases: Case[] = [
     ['a fresh key', async () => undefined, 1],
     ['a current window partly used', (key) => windowsOf(key, 2, 0, NOW_MS - 10_000), 1],
     ['a full current window, denied until the next', (key) => windowsOf(key, LIMIT, 0, NOW_MS - 10_000), 1],
@@ -30,31 +30,13 @@ describe.each(['redis', 'valkey'] as const)('%s-server', (server: ServerKind) =>
     ['a cost of 0 on a fresh key', async () => undefined, 0],
     ['a count that is no number', (key) => windowsOf(key, 'x', 1, NOW_MS - 10_000), 1],
     ['windows without a TTL (not Sluice’s)', (key) => windowsOf(key, LIMIT, 0, NOW_MS - 10_000, false), 1],
-    ['a key of another type with a TTL', (key) => redis().set(key, 'x', 'PX', 60_000), 1],
-    ['a key of another type without a TTL', (key) => redis().set(key, 'x'), 1],
-    ['a live block', (key) => redis().set(`${key}:block`, NOW_MS + 30_000, 'PX', 30_000), 1],
-    [
-      'a block key already ended by the call’s clock',
-      (key) => redis().set(`${key}:block`, NOW_MS - 1, 'PX', 30_000),
-      1,
-    ],
+    ...hashStateCases(redis, NOW_MS),
   ];
 
-  const decide = (setup: Setup, cost: number, alone: boolean) =>
+  const decide: Decide = (setup, cost, alone) =>
     decideAfter(redis(), slidingWindowCounterScript.source, [NOW_MS, LIMIT, WINDOW_MS], setup, cost, alone);
 
   describe('sliding-window-counter.lua: one key alone decides as the general path does', () => {
-    for (const [name, setup, cost] of cases) {
-      it(name, async () => {
-        expect(await decide(setup, cost, true)).toEqual(await decide(setup, cost, false));
-      });
-    }
-
-    it('a peek and a partial request of one key stay on the general path', async () => {
-      const setup: Setup = (key) => windowsOf(key, 2, 3, NOW_MS - 10_000);
-      for (const cost of [-1 - 2, -0.5 - 4]) {
-        expect(await decide(setup, cost, true)).toEqual(await decide(setup, cost, false));
-      }
-    });
+    itDecidesAsTheGeneralPath(decide, cases, (key) => windowsOf(key, 2, 3, NOW_MS - 10_000));
   });
 });

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe } from 'vitest';
 import { tokenBucketScript } from '../../src/stores/redis/scripts/token-bucket.js';
 import { type ServerKind, useRedisServer } from '../support/redis-server.js';
-import { decideAfter, type Setup } from './one-key.js';
+import { type Case, type Decide, decideAfter, hashStateCases, itDecidesAsTheGeneralPath } from './one-key.js';
 
 // token-bucket.lua's one-key path against its general path, state by state (see ./one-key.ts).
 
@@ -18,7 +18,7 @@ describe.each(['redis', 'valkey'] as const)('%s-server', (server: ServerKind) =>
     if (ttl) await redis().pexpire(key, 60_000);
   };
 
-  const cases: [name: string, setup: Setup, cost: number][] = [
+  const cases: Case[] = [
     ['a fresh key', async () => undefined, 1],
     ['a bucket partly spent', (key) => bucketOf(key, 2 * UNIT, NOW_MS - 500), 1],
     ['a bucket admitting its last token', (key) => bucketOf(key, FULL - UNIT, NOW_MS), 1],
@@ -31,31 +31,13 @@ describe.each(['redis', 'valkey'] as const)('%s-server', (server: ServerKind) =>
     ['a cost of 0 on a fresh key', async () => undefined, 0],
     ['a deficit that is no number', (key) => bucketOf(key, 'x', NOW_MS), 1],
     ['a bucket without a TTL (not Sluice’s)', (key) => bucketOf(key, FULL, NOW_MS, false), 1],
-    ['a key of another type with a TTL', (key) => redis().set(key, 'x', 'PX', 60_000), 1],
-    ['a key of another type without a TTL', (key) => redis().set(key, 'x'), 1],
-    ['a live block', (key) => redis().set(`${key}:block`, NOW_MS + 30_000, 'PX', 30_000), 1],
-    [
-      'a block key already ended by the call’s clock',
-      (key) => redis().set(`${key}:block`, NOW_MS - 1, 'PX', 30_000),
-      1,
-    ],
+    ...hashStateCases(redis, NOW_MS),
   ];
 
-  const decide = (setup: Setup, cost: number, alone: boolean) =>
+  const decide: Decide = (setup, cost, alone) =>
     decideAfter(redis(), tokenBucketScript.source, [NOW_MS, CAPACITY, UNIT, REFILL], setup, cost, alone);
 
   describe('token-bucket.lua: one key alone decides as the general path does', () => {
-    for (const [name, setup, cost] of cases) {
-      it(name, async () => {
-        expect(await decide(setup, cost, true)).toEqual(await decide(setup, cost, false));
-      });
-    }
-
-    it('a peek and a partial request of one key stay on the general path', async () => {
-      const setup: Setup = (key) => bucketOf(key, 3 * UNIT, NOW_MS);
-      for (const cost of [-1 - 2, -0.5 - 4]) {
-        expect(await decide(setup, cost, true)).toEqual(await decide(setup, cost, false));
-      }
-    });
+    itDecidesAsTheGeneralPath(decide, cases, (key) => bucketOf(key, 3 * UNIT, NOW_MS));
   });
 });
