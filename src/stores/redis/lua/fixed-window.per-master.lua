@@ -59,7 +59,7 @@ local function decide(key, cost, commit, i)
   local state = redis.call('HMGET', key, 'n', 'e')
   local count = tonumber(state[1]) or 0
   local window_end = tonumber(state[2]) or 0
-  -- The end as stored goes back as stored: Redis before 7.2 writes a number argument with %.17g.
+  -- The end goes back as read: Redis before 7.2 writes a number argument with %.17g.
   local stored_end = state[2]
   local now = now_ms
   if now >= window_end then

@@ -2,9 +2,9 @@
 // script in this folder, the name EVALSHA runs it by, so the Redis store hashes nothing at run time.
 export const scriptShas: Readonly<Record<string, string>> = {
   block: '15990090c615faa361d5192aeb889269090ee889',
-  'fixed-window': '86544ed6a8e4409b3cb1e74e7c464807d3b7ed20',
+  'fixed-window': '2a5028878950c68290a86ff5ee3ee7ba47271d57',
   'fixed-window.penalty': '72556d698de4e31ec7462426e07879068856142f',
-  'fixed-window.per-master': '823dea8bdf22d01572b46ec3fda19f55149b1f99',
+  'fixed-window.per-master': 'fe63986b8f03d77b1323b37a4be4a0a32e899e70',
   'fixed-window.reward': '128fc84354e9accb5ea72bcc6e4b99f3bc1c1963',
   gcra: 'b2951160e28ca7be9a839d93426362adbfcd91a0',
   'gcra.charge': 'a77ea6820edafd8676b37a07f2d9092304033be2',
