@@ -1,14 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe } from 'vitest';
 import { gcraScript } from '../../src/stores/redis/scripts/gcra.js';
 import { useRedisServer } from '../support/redis-server.js';
+import { type Case, type Decide, decideAfter, itDecidesAsTheGeneralPath } from './one-key.js';
 
-/*
- * gcra.lua decides a call of one key with one committed cost before its general path, and falls
- * through to it for what that path alone handles. Each case decides the same state twice: alone
- * (the one-key path, or its fall-through) and as the first key of a two-key call (always the
- * general path), and expects the same reply and the same state after. Equivalence, not speed:
- * that is measured (callgrind, the bench), never asserted in a test.
- */
+// gcra.lua's one-key path against its general path, state by state (see ./one-key.ts).
 
 const { redis } = useRedisServer();
 const NOW_MS = 1_700_000_000_000;
@@ -17,8 +12,7 @@ const INTERVAL_US = 1_000_000; // 1 per second
 const BURST = 5;
 const HORIZON_US = INTERVAL_US * BURST;
 
-type Setup = (key: string) => Promise<unknown>;
-const cases: [name: string, setup: Setup, cost: number, nowMs?: number][] = [
+const cases: Case[] = [
   ['a fresh key', async () => undefined, 1],
   ['a TAT within the horizon', (key) => redis().set(key, NOW_US + 2 * INTERVAL_US, 'PX', 60_000), 1],
   ['a TAT within the horizon, denied', (key) => redis().set(key, NOW_US + HORIZON_US, 'PX', 60_000), 1],
@@ -37,37 +31,9 @@ const cases: [name: string, setup: Setup, cost: number, nowMs?: number][] = [
   ['a block key already ended by the call’s clock', (key) => redis().set(`${key}:block`, NOW_MS - 1, 'PX', 30_000), 1],
 ];
 
-let keys = 0;
-async function decideAfter(setup: Setup, cost: number, alone: boolean): Promise<unknown> {
-  const key = `one{${++keys}}`;
-  await setup(key);
-  const keysOfCall = alone ? [key] : [key, `${key}:other`];
-  const costs = alone ? [cost] : [cost, 0];
-  const reply = (await redis().eval(
-    gcraScript.source,
-    keysOfCall.length,
-    ...keysOfCall,
-    NOW_MS,
-    INTERVAL_US,
-    BURST,
-    ...costs,
-  )) as unknown[];
-  const type = await redis().type(key);
-  const value = type === 'string' ? await redis().get(key) : null;
-  return { reply: reply.slice(0, 4), type, value, owned: (await redis().pttl(key)) > 0 };
-}
+const decide: Decide = (setup, cost, alone) =>
+  decideAfter(redis(), gcraScript.source, [NOW_MS, INTERVAL_US, BURST], setup, cost, alone);
 
 describe('gcra.lua: one key alone decides as the general path does', () => {
-  for (const [name, setup, cost] of cases) {
-    it(name, async () => {
-      expect(await decideAfter(setup, cost, true)).toEqual(await decideAfter(setup, cost, false));
-    });
-  }
-
-  it('a peek and a partial request of one key stay on the general path', async () => {
-    const setup: Setup = (key) => redis().set(key, NOW_US + 3 * INTERVAL_US, 'PX', 60_000);
-    for (const cost of [-1 - 2, -0.5 - 4]) {
-      expect(await decideAfter(setup, cost, true)).toEqual(await decideAfter(setup, cost, false));
-    }
-  });
+  itDecidesAsTheGeneralPath(decide, cases, (key) => redis().set(key, NOW_US + 3 * INTERVAL_US, 'PX', 60_000));
 });

@@ -49,6 +49,49 @@ local shared_cost = tonumber(ARGV[costs_at])
 -- The rule: its parameters, its state for the call, one decision.
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
+
+-- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
+-- straight through. Anything else falls through to the general path below, which reuses this
+-- GET of the block: a batch, per-key costs, a peek, a partial request, a block, a failed
+-- read, and what the rule leaves to it.
+local one_block
+if #KEYS == 1 and not per_key and shared_cost >= 0 then
+  local key, cost = KEYS[1], shared_cost
+  one_block = redis.pcall('GET', key .. ':block')
+  -- A block key lives as long as its block (block.lua): any is left to the general path.
+  if one_block == false then
+    -- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
+    -- another type, whose read fails that decision there.
+    local state = redis.call('PTTL', key) ~= -1 and redis.pcall('HMGET', key, 'n', 'e')
+    if state and not state.err then
+      local count = tonumber(state[1]) or 0
+      local window_end = tonumber(state[2]) or 0
+      -- The end goes back as read: Redis before 7.2 writes a number argument with %.17g.
+      local stored_end = state[2]
+      local now = now_ms
+      if now >= window_end then
+        count = 0
+        window_end = now + window -- the key's next window opens with this request
+        stored_end = window_end
+      else
+        now = max(now, window_end - window) -- a clock behind the window's start counts in it
+      end
+      local allowed, used, retry = 0, count, -1 -- denied for good: cost > limit
+      if cost <= limit then
+        if count + cost > limit then
+          retry = window_end - now
+        else
+          allowed, used, retry = 1, count + cost, 0
+          if cost > 0 then
+            redis.call('HSET', key, 'n', used, 'e', stored_end)
+            redis.call('PEXPIRE', key, ttl_ms(window_end - now))
+          end
+        end
+      end
+      return { allowed, limit - used, retry, used > 0 and window_end - now or 0 }
+    end
+  end
+end
 -- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
 -- Returns whether it was dropped.
 local function fresh_if_unowned(key)
@@ -61,25 +104,29 @@ local function decide(key, cost, commit, i)
   local state = redis.call('HMGET', key, 'n', 'e')
   local count = tonumber(state[1]) or 0
   local window_end = tonumber(state[2]) or 0
+  -- The end goes back as read: Redis before 7.2 writes a number argument with %.17g.
+  local stored_end = state[2]
   local now = now_ms
   if now >= window_end then
     count = 0
     window_end = now + window -- the key's next window opens with this request
+    stored_end = window_end
   else
     now = max(now, window_end - window) -- a clock behind the window's start counts in it
   end
-  local function reply(allowed, used, retry)
-    local reset = 0
-    if used > 0 then reset = window_end - now end
-    return allowed, limit - used, retry, reset
+  local allowed, used, retry = 0, count, -1 -- denied for good: cost > limit
+  if cost <= limit then
+    if count + cost > limit then
+      retry = window_end - now
+    else
+      allowed, used, retry = 1, count + cost, 0
+      if commit and cost > 0 then
+        redis.call('HSET', key, 'n', used, 'e', stored_end)
+        redis.call('PEXPIRE', key, ttl_ms(window_end - now))
+      end
+    end
   end
-  if cost > limit then return reply(0, count, -1) end
-  if count + cost > limit then return reply(0, count, window_end - now) end
-  if commit and cost > 0 then
-    redis.call('HSET', key, 'n', count + cost, 'e', window_end)
-    redis.call('PEXPIRE', key, ttl_ms(window_end - now))
-  end
-  return reply(1, count + cost, 0)
+  return allowed, limit - used, retry, used > 0 and window_end - now or 0
 end
 
 -- The call: each decision in turn, under pcall.
@@ -180,7 +227,11 @@ local function read_blocks(keys, with_states)
   end
   return stored
 end
-if #KEYS > 1 then read_blocks(KEYS) end
+if #KEYS > 1 then
+  read_blocks(KEYS)
+elseif one_block ~= nil then
+  block_ends[KEYS[1]] = type(one_block) == 'string' and tonumber(one_block) or false
+end
 local cost, commit, rule = cost_of(shared_cost)
 local function decide_from(from)
   for i = from, #KEYS do

@@ -59,25 +59,29 @@ local function decide(key, cost, commit, i)
   local state = redis.call('HMGET', key, 'n', 'e')
   local count = tonumber(state[1]) or 0
   local window_end = tonumber(state[2]) or 0
+  -- The end goes back as read: Redis before 7.2 writes a number argument with %.17g.
+  local stored_end = state[2]
   local now = now_ms
   if now >= window_end then
     count = 0
     window_end = now + window -- the key's next window opens with this request
+    stored_end = window_end
   else
     now = max(now, window_end - window) -- a clock behind the window's start counts in it
   end
-  local function reply(allowed, used, retry)
-    local reset = 0
-    if used > 0 then reset = window_end - now end
-    return allowed, limit - used, retry, reset
+  local allowed, used, retry = 0, count, -1 -- denied for good: cost > limit
+  if cost <= limit then
+    if count + cost > limit then
+      retry = window_end - now
+    else
+      allowed, used, retry = 1, count + cost, 0
+      if commit and cost > 0 then
+        redis.call('HSET', key, 'n', used, 'e', stored_end)
+        redis.call('PEXPIRE', key, ttl_ms(window_end - now))
+      end
+    end
   end
-  if cost > limit then return reply(0, count, -1) end
-  if count + cost > limit then return reply(0, count, window_end - now) end
-  if commit and cost > 0 then
-    redis.call('HSET', key, 'n', count + cost, 'e', window_end)
-    redis.call('PEXPIRE', key, ttl_ms(window_end - now))
-  end
-  return reply(1, count + cost, 0)
+  return allowed, limit - used, retry, used > 0 and window_end - now or 0
 end
 
 -- The call: each decision in turn, under pcall.

@@ -49,6 +49,73 @@ local shared_cost = tonumber(ARGV[costs_at])
 -- The rule: its parameters, its state for the call, one decision.
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
+-- the previous window's count weighted by the part of it still inside the sliding window
+local function weighted(prev, elapsed) return floor_div(prev * (window - elapsed), window) end
+-- ms into a window after which count units of the previous window weigh at most most
+local function weighs_at_most_from(count, most) return window - floor_div((most + 1) * window - 1, count) end
+
+-- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
+-- straight through. Anything else falls through to the general path below, which reuses this
+-- GET of the block: a batch, per-key costs, a peek, a partial request, a block, a failed
+-- read, and what the rule leaves to it.
+local one_block
+if #KEYS == 1 and not per_key and shared_cost >= 0 then
+  local key, cost = KEYS[1], shared_cost
+  one_block = redis.pcall('GET', key .. ':block')
+  -- A block key lives as long as its block (block.lua): any is left to the general path.
+  if one_block == false then
+    -- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
+    -- another type, whose read fails that decision there.
+    local state = redis.call('PTTL', key) ~= -1 and redis.pcall('HMGET', key, 'c', 'p', 's')
+    if state and not state.err then
+      local curr = tonumber(state[1]) or 0
+      local prev = tonumber(state[2]) or 0
+      local start = tonumber(state[3]) or 0
+      local now = now_ms
+      if curr == 0 and prev == 0 then
+        start = now
+      else
+        now = max(now, start) -- a clock behind the window's start counts in this window
+        local windows = floor_div(now - start, window)
+        if windows >= 2 then
+          curr, prev, start = 0, 0, now
+        elseif windows == 1 then
+          curr, prev, start = 0, curr, start + window
+        end
+      end
+      local elapsed = now - start
+      local old = weighted(prev, elapsed)
+      local allowed, current, retry = 0, curr, -1 -- denied for good: cost > limit
+      if cost <= limit then
+        if old + curr + cost > limit then
+          -- admitted once enough of the previous window has left, or else in the next window
+          local room, from = limit - cost - curr, window
+          if room >= 0 and prev > 0 then from = weighs_at_most_from(prev, room) end
+          if from < window then
+            retry = from - elapsed
+          else
+            local next_from = 0
+            if curr > 0 then next_from = max(0, weighs_at_most_from(curr, limit - cost)) end
+            retry = window - elapsed + next_from
+          end
+        else
+          allowed, current, retry = 1, curr + cost, 0
+          if cost > 0 then
+            redis.call('HSET', key, 'c', current, 'p', prev, 's', start)
+            redis.call('PEXPIRE', key, ttl_ms(start + 2 * window - now))
+          end
+        end
+      end
+      local reset_at = start
+      if current > 0 then
+        reset_at = start + window + weighs_at_most_from(current, 0)
+      elseif old > 0 then
+        reset_at = start + weighs_at_most_from(prev, 0)
+      end
+      return { allowed, limit - old - current, retry, max(0, reset_at - now) }
+    end
+  end
+end
 -- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
 -- Returns whether it was dropped.
 local function fresh_if_unowned(key)
@@ -56,10 +123,6 @@ local function fresh_if_unowned(key)
   redis.call('DEL', key)
   return true
 end
--- the previous window's count weighted by the part of it still inside the sliding window
-local function weighted(prev, elapsed) return floor_div(prev * (window - elapsed), window) end
--- ms into a window after which count units of the previous window weigh at most most
-local function weighs_at_most_from(count, most) return window - floor_div((most + 1) * window - 1, count) end
 local function decide(key, cost, commit, i)
   fresh_if_unowned(key)
   local state = redis.call('HMGET', key, 'c', 'p', 's')
@@ -80,31 +143,34 @@ local function decide(key, cost, commit, i)
   end
   local elapsed = now - start
   local old = weighted(prev, elapsed)
-  local function reply(allowed, current, retry)
-    local reset_at = start
-    if current > 0 then
-      reset_at = start + window + weighs_at_most_from(current, 0)
-    elseif old > 0 then
-      reset_at = start + weighs_at_most_from(prev, 0)
+  local allowed, current, retry = 0, curr, -1 -- denied for good: cost > limit
+  if cost <= limit then
+    if old + curr + cost > limit then
+      -- admitted once enough of the previous window has left, or else in the next window
+      local room, from = limit - cost - curr, window
+      if room >= 0 and prev > 0 then from = weighs_at_most_from(prev, room) end
+      if from < window then
+        retry = from - elapsed
+      else
+        local next_from = 0
+        if curr > 0 then next_from = max(0, weighs_at_most_from(curr, limit - cost)) end
+        retry = window - elapsed + next_from
+      end
+    else
+      allowed, current, retry = 1, curr + cost, 0
+      if commit and cost > 0 then
+        redis.call('HSET', key, 'c', current, 'p', prev, 's', start)
+        redis.call('PEXPIRE', key, ttl_ms(start + 2 * window - now))
+      end
     end
-    return allowed, limit - old - current, retry, max(0, reset_at - now)
   end
-  if cost > limit then return reply(0, curr, -1) end
-  if old + curr + cost > limit then
-    local room = limit - cost - curr
-    if room >= 0 and prev > 0 then
-      local from = weighs_at_most_from(prev, room)
-      if from < window then return reply(0, curr, from - elapsed) end
-    end
-    local next_from = 0
-    if curr > 0 then next_from = max(0, weighs_at_most_from(curr, limit - cost)) end
-    return reply(0, curr, window - elapsed + next_from)
+  local reset_at = start
+  if current > 0 then
+    reset_at = start + window + weighs_at_most_from(current, 0)
+  elseif old > 0 then
+    reset_at = start + weighs_at_most_from(prev, 0)
   end
-  if commit and cost > 0 then
-    redis.call('HSET', key, 'c', curr + cost, 'p', prev, 's', start)
-    redis.call('PEXPIRE', key, ttl_ms(start + 2 * window - now))
-  end
-  return reply(1, curr + cost, 0)
+  return allowed, limit - old - current, retry, max(0, reset_at - now)
 end
 
 -- The call: each decision in turn, under pcall.
@@ -205,7 +271,11 @@ local function read_blocks(keys, with_states)
   end
   return stored
 end
-if #KEYS > 1 then read_blocks(KEYS) end
+if #KEYS > 1 then
+  read_blocks(KEYS)
+elseif one_block ~= nil then
+  block_ends[KEYS[1]] = type(one_block) == 'string' and tonumber(one_block) or false
+end
 local cost, commit, rule = cost_of(shared_cost)
 local function decide_from(from)
   for i = from, #KEYS do

@@ -51,6 +51,43 @@ local shared_cost = tonumber(ARGV[costs_at])
 local capacity = tonumber(ARGV[2])
 local unit = tonumber(ARGV[3])
 local refill = tonumber(ARGV[4])
+local full = capacity * unit
+
+-- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
+-- straight through. Anything else falls through to the general path below, which reuses this
+-- GET of the block: a batch, per-key costs, a peek, a partial request, a block, a failed
+-- read, and what the rule leaves to it.
+local one_block
+if #KEYS == 1 and not per_key and shared_cost >= 0 then
+  local key, cost = KEYS[1], shared_cost
+  one_block = redis.pcall('GET', key .. ':block')
+  -- A block key lives as long as its block (block.lua): any is left to the general path.
+  if one_block == false then
+    -- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
+    -- another type, whose read fails that decision there.
+    local state = redis.call('PTTL', key) ~= -1 and redis.pcall('HMGET', key, 'd', 't')
+    if state and not state.err then
+      local deficit = tonumber(state[1]) or 0
+      local last = tonumber(state[2]) or 0
+      local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
+      if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
+      local allowed, after, retry = 0, deficit, -1 -- denied for good: cost > capacity
+      if cost <= capacity then
+        local next = deficit + cost * unit
+        if next > full then
+          retry = ceil_div(next - full, refill)
+        else
+          allowed, after, retry = 1, next, 0
+          if cost > 0 then
+            redis.call('HSET', key, 'd', next, 't', now)
+            redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))
+          end
+        end
+      end
+      return { allowed, max(0, capacity - ceil_div(after, unit)), retry, ceil_div(after, refill) }
+    end
+  end
+end
 -- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
 -- Returns whether it was dropped.
 local function fresh_if_unowned(key)
@@ -58,7 +95,6 @@ local function fresh_if_unowned(key)
   redis.call('DEL', key)
   return true
 end
-local full = capacity * unit
 local function decide(key, cost, commit, i)
   fresh_if_unowned(key)
   local state = redis.call('HMGET', key, 'd', 't')
@@ -66,18 +102,20 @@ local function decide(key, cost, commit, i)
   local last = tonumber(state[2]) or 0
   local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
   if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
-  local function reply(allowed, d, retry)
-    -- A charged debt can take the deficit past a full bucket's: remaining stops at 0.
-    return allowed, max(0, capacity - ceil_div(d, unit)), retry, ceil_div(d, refill)
+  local allowed, after, retry = 0, deficit, -1 -- denied for good: cost > capacity
+  if cost <= capacity then
+    local next = deficit + cost * unit
+    if next > full then
+      retry = ceil_div(next - full, refill)
+    else
+      allowed, after, retry = 1, next, 0
+      if commit and cost > 0 then
+        redis.call('HSET', key, 'd', next, 't', now)
+        redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))
+      end
+    end
   end
-  if cost > capacity then return reply(0, deficit, -1) end
-  local next = deficit + cost * unit
-  if next > full then return reply(0, deficit, ceil_div(next - full, refill)) end
-  if commit and cost > 0 then
-    redis.call('HSET', key, 'd', next, 't', now)
-    redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))
-  end
-  return reply(1, next, 0)
+  return allowed, max(0, capacity - ceil_div(after, unit)), retry, ceil_div(after, refill)
 end
 
 -- The call: each decision in turn, under pcall.
@@ -178,7 +216,11 @@ local function read_blocks(keys, with_states)
   end
   return stored
 end
-if #KEYS > 1 then read_blocks(KEYS) end
+if #KEYS > 1 then
+  read_blocks(KEYS)
+elseif one_block ~= nil then
+  block_ends[KEYS[1]] = type(one_block) == 'string' and tonumber(one_block) or false
+end
 local cost, commit, rule = cost_of(shared_cost)
 local function decide_from(from)
   for i = from, #KEYS do

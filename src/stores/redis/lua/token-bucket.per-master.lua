@@ -49,6 +49,7 @@ end
 local capacity = tonumber(ARGV[2])
 local unit = tonumber(ARGV[3])
 local refill = tonumber(ARGV[4])
+local full = capacity * unit
 -- A key without a TTL was not written by Sluice: drop it, so it is decided as new state.
 -- Returns whether it was dropped.
 local function fresh_if_unowned(key)
@@ -56,7 +57,6 @@ local function fresh_if_unowned(key)
   redis.call('DEL', key)
   return true
 end
-local full = capacity * unit
 local function decide(key, cost, commit, i)
   fresh_if_unowned(key)
   local state = redis.call('HMGET', key, 'd', 't')
@@ -64,18 +64,20 @@ local function decide(key, cost, commit, i)
   local last = tonumber(state[2]) or 0
   local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
   if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
-  local function reply(allowed, d, retry)
-    -- A charged debt can take the deficit past a full bucket's: remaining stops at 0.
-    return allowed, max(0, capacity - ceil_div(d, unit)), retry, ceil_div(d, refill)
+  local allowed, after, retry = 0, deficit, -1 -- denied for good: cost > capacity
+  if cost <= capacity then
+    local next = deficit + cost * unit
+    if next > full then
+      retry = ceil_div(next - full, refill)
+    else
+      allowed, after, retry = 1, next, 0
+      if commit and cost > 0 then
+        redis.call('HSET', key, 'd', next, 't', now)
+        redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))
+      end
+    end
   end
-  if cost > capacity then return reply(0, deficit, -1) end
-  local next = deficit + cost * unit
-  if next > full then return reply(0, deficit, ceil_div(next - full, refill)) end
-  if commit and cost > 0 then
-    redis.call('HSET', key, 'd', next, 't', now)
-    redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))
-  end
-  return reply(1, next, 0)
+  return allowed, max(0, capacity - ceil_div(after, unit)), retry, ceil_div(after, refill)
 end
 
 -- The call: each decision in turn, under pcall.

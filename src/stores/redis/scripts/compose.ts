@@ -31,7 +31,8 @@ export interface LuaAlgorithm {
   readonly params: readonly (readonly [name: string, doc: string])[];
   /**
    * Statements run once per call before the one-key path and `state`: numbers derived from the
-   * parameters and the clock, which that path may read (it makes no table or function).
+   * parameters and the clock, and the rule's helpers when that path calls them (no table: each
+   * call would make one).
    */
   readonly derived?: string;
   /** Statements run once per call before its first decision: helpers and the call's own state. */
@@ -45,13 +46,14 @@ export interface LuaAlgorithm {
    */
   readonly stringState?: boolean;
   /**
-   * With `stringState`: the body of the one-key path, the plain limiter's common call (one key,
-   * one cost, committed, no block key) decided straight through before the general path's
-   * functions exist. It reads `key`, `cost` (an integer ≥ 0), `value` (the key's stored string,
-   * false when none), the parameters and `derived`, and of the prelude all but `fresh_if_unowned`.
-   * Either it returns that decision's reply, `{ allowed, remaining, retry, reset }`, having
-   * written what the admission spends, or it ends without returning and leaves the call to the
-   * general path (which reuses the read).
+   * The body of the one-key path, the plain limiter's common call (one key, one cost, committed,
+   * no block key) decided straight through before the general path's functions exist. It reads
+   * `key`, `cost` (an integer ≥ 0), the parameters and `derived`, and of the prelude all but
+   * `fresh_if_unowned`; with `stringState`, also `value` (the key's stored string, false when
+   * none, read with its block in one MGET that the general path reuses), otherwise it reads the
+   * key itself. Either it returns that decision's reply, `{ allowed, remaining, retry, reset }`,
+   * having written what the admission spends, or it ends without returning, having written
+   * nothing, and leaves the call to the general path.
    */
   readonly oneKey?: string;
   /**
@@ -272,7 +274,16 @@ end
  * call of more than one key.
  */
 function readsAhead(lua: LuaAlgorithm): string {
-  if (!lua.stringState) return 'if #KEYS > 1 then read_blocks(KEYS) end\n';
+  if (!lua.stringState) {
+    if (lua.oneKey === undefined) return 'if #KEYS > 1 then read_blocks(KEYS) end\n';
+    // The one-key path's GET of its block, read as read_block reads one.
+    return `if #KEYS > 1 then
+  read_blocks(KEYS)
+elseif one_block ~= nil then
+  block_ends[KEYS[1]] = type(one_block) == 'string' and tonumber(one_block) or false
+end
+`;
+  }
   const read = lua.oneKey === undefined ? 'read_one(KEYS[1])' : 'read_one(KEYS[1], one_read)';
   return `${READ_ONE}if #KEYS == 1 then stored = ${read} else stored = read_blocks(KEYS, true) end
 stored = stored or redis.call('MGET', unpack(KEYS))
@@ -311,21 +322,69 @@ local shared_cost = tonumber(ARGV[costs_at])
  */
 function oneKeyPath(lua: LuaAlgorithm): string {
   if (lua.oneKey === undefined) return '';
-  return `
--- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
--- straight through. Anything else falls through to the general path below, which reuses this
--- MGET: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the
--- rule leaves to it.
-local one_read
+  const blockRule = '-- A block key lives as long as its block (block.lua): any is left to the general path.';
+  // A string state rides in the block's MGET; any other state is read by the body, and again by
+  // the general path when it falls through. The general path reuses the block's read.
+  const [reused, read] = lua.stringState
+    ? [
+        'MGET: a batch, per-key costs, a peek, a partial request, a block, a failed read, and what the\n-- rule leaves to it.',
+        `local one_read
 if #KEYS == 1 and not per_key and shared_cost >= 0 then
   local key, cost = KEYS[1], shared_cost
   one_read = redis.pcall('MGET', key, key .. '${BLOCK_SUFFIX}')
-  -- A block key lives as long as its block (block.lua): any is left to the general path.
+  ${blockRule}
   if not one_read.err and not one_read[2] then
-    local value = one_read[1]
+    local value = one_read[1]`,
+      ]
+    : [
+        'GET of the block: a batch, per-key costs, a peek, a partial request, a block, a failed\n-- read, and what the rule leaves to it.',
+        `local one_block
+if #KEYS == 1 and not per_key and shared_cost >= 0 then
+  local key, cost = KEYS[1], shared_cost
+  one_block = redis.pcall('GET', key .. '${BLOCK_SUFFIX}')
+  ${blockRule}
+  if one_block == false then`,
+      ];
+  return `
+-- One key, one cost, committed (the plain limiter's limit()) and no block key: decided here,
+-- straight through. Anything else falls through to the general path below, which reuses this
+-- ${reused}
+${read}
 ${indent(block(lua.oneKey), 4)}  end
 end
 `;
+}
+
+/**
+ * `oneKey` and `decide` of an algorithm whose state is a hash of `fields`, from its rule:
+ * `rule(admit)` decides `cost` on `state` (the HMGET of `fields`) and runs `admit` when admitted,
+ * `store` writes an admission, `reply` is the decision's four values. The one-key path leaves to
+ * the general path a key without a TTL, which that path drops as unowned, and a key of another
+ * type, whose read fails that decision there.
+ */
+export function hashDecisions(
+  fields: readonly string[],
+  rule: (admit: string) => string,
+  store: string,
+  reply: string,
+): { readonly oneKey: string; readonly decide: string } {
+  const read = `redis.pcall('HMGET', key, ${fields.map((field) => `'${field}'`).join(', ')})`;
+  const admit = (when: string) => `if ${when} then\n        ${store.replace(/\n/g, '\n        ')}\n      end`;
+  return {
+    oneKey: `
+-- A key without a TTL is left to the general path, which drops it as unowned; so is a key of
+-- another type, whose read fails that decision there.
+local state = redis.call('PTTL', key) ~= -1 and ${read}
+if state and not state.err then
+${rule(admit('cost > 0'))}
+  return { ${reply} }
+end`,
+    decide: `
+  fresh_if_unowned(key)
+  local state = ${read.replace('pcall', 'call')}
+${rule(admit('commit and cost > 0'))}
+  return ${reply}`,
+  };
 }
 
 /** Lua text moved right by `spaces`, blank lines left blank. */

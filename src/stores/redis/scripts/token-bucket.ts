@@ -1,4 +1,34 @@
-import { algorithmScript, type LuaAlgorithm } from './compose.js';
+import { algorithmScript, hashDecisions, type LuaAlgorithm } from './compose.js';
+
+/*
+ * The rule on `state` (the key's HMGET of d and t) for `cost`, shared by `decide` and the one-key
+ * path: runs `admit` when admitted, with `next` the deficit to store, and leaves `allowed` (0|1),
+ * `after` (the deficit after the decision), `retry` (ms; -1: never) and `now`.
+ */
+const rule = (admit: string) => `  local deficit = tonumber(state[1]) or 0
+  local last = tonumber(state[2]) or 0
+  local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
+  if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
+  local allowed, after, retry = 0, deficit, -1 -- denied for good: cost > capacity
+  if cost <= capacity then
+    local next = deficit + cost * unit
+    if next > full then
+      retry = ceil_div(next - full, refill)
+    else
+      allowed, after, retry = 1, next, 0
+      ${admit}
+    end
+  end`;
+
+/**
+ * A decision's four reply values, from the rule's. A charged debt can take the deficit past a
+ * full bucket's: remaining stops at 0.
+ */
+const REPLY = 'allowed, max(0, capacity - ceil_div(after, unit)), retry, ceil_div(after, refill)';
+
+/** Writes the deficit and the time of this write to `key`, with the TTL rule's TTL. */
+const STORE = `redis.call('HSET', key, 'd', next, 't', now)
+redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))`;
 
 /**
  * Token bucket, the twin of `src/algorithms/token-bucket.ts`; composed into
@@ -14,27 +44,9 @@ export const tokenBucketLua = {
     ['unit', 'units per token'],
     ['refill', 'units per ms'],
   ],
-  state: `
+  derived: `
 local full = capacity * unit`,
-  decide: `
-  fresh_if_unowned(key)
-  local state = redis.call('HMGET', key, 'd', 't')
-  local deficit = tonumber(state[1]) or 0
-  local last = tonumber(state[2]) or 0
-  local now = max(now_ms, last) -- a clock behind the last write does not refill backwards
-  if now - last >= ceil_div(deficit, refill) then deficit = 0 else deficit = deficit - (now - last) * refill end
-  local function reply(allowed, d, retry)
-    -- A charged debt can take the deficit past a full bucket's: remaining stops at 0.
-    return allowed, max(0, capacity - ceil_div(d, unit)), retry, ceil_div(d, refill)
-  end
-  if cost > capacity then return reply(0, deficit, -1) end
-  local next = deficit + cost * unit
-  if next > full then return reply(0, deficit, ceil_div(next - full, refill)) end
-  if commit and cost > 0 then
-    redis.call('HSET', key, 'd', next, 't', now)
-    redis.call('PEXPIRE', key, ttl_ms(ceil_div(next, refill)))
-  end
-  return reply(1, next, 0)`,
+  ...hashDecisions(['d', 't'], rule, STORE, REPLY),
   refund: `
   -- The twin of tokenBucket().refund: refill up to now, then the deficit falls by units x unit,
   -- never below 0 (a full bucket, deleted rather than stored).
