@@ -17,8 +17,9 @@ import { BLOCK_SUFFIX } from './block-key.js';
  * local named as in `params`.
  * Numbers go to redis.call as numbers: Redis writes them with 17 significant digits, so integers
  * up to 2^53 are stored in full. (`string.format('%d')` is cheaper on Redis before 7.2, which
- * converts with `%.17g`, but dearer on Valkey 8, which converts faster: GCRA's write-back, once
- * per admitted key, picks by `redis.REDIS_VERSION_NUM`; docs/deployment.md.)
+ * converts with `%.17g`, but dearer on Valkey 8, which converts faster: every GCRA `SET` picks by
+ * `redis.REDIS_VERSION_NUM`, and fixed window writes an open window's end back as the string it
+ * read; docs/deployment.md.)
  */
 export interface LuaAlgorithm {
   /** The algorithm's name, which names its snapshots (`gcra.lua`, `gcra.per-master.lua`, …). */
