@@ -1,3 +1,4 @@
+import { ChargeRecord } from '../charge.js';
 import type { Decision } from '../decision.js';
 import { ConfigError, ReservationError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
@@ -90,44 +91,18 @@ export async function reserve(
   const decision = await limiter.limit(key, { cost: costOf({ cost: estimate }) });
   if (!decision.allowed) return { allowed: false, decision };
   // A failure policy's decision charged the store nothing: settling it must neither refund nor charge.
-  const charged = decision.degraded !== true;
-  const expiresAtMs = reservedAtMs + ttlMs;
-  return { allowed: true, decision, reservation: openReservation(limiter, key, estimate, charged, expiresAtMs, clock) };
+  const record = new ChargeRecord(limiter, key, estimate, undefined, undefined, decision.degraded !== true);
+  return { allowed: true, decision, reservation: openReservation(record, reservedAtMs + ttlMs, clock) };
 }
 
-function openReservation(
-  limiter: Limiter,
-  key: string,
-  estimate: number,
-  charged: boolean,
-  expiresAtMs: number,
-  clock: Clock,
-) {
-  let settled: { actual: number; done: Promise<void> } | undefined;
-
-  const apply = (actual: number): Promise<void> => {
-    if (!charged) return Promise.resolve();
-    if (actual < estimate) return (limiter.refund as NonNullable<Limiter['refund']>)(key, estimate - actual);
-    if (actual === estimate) return Promise.resolve();
-    if (limiter.charge === undefined) {
-      return Promise.reject(
-        new ReservationError(`'${limiter.algorithm.name}' limiter cannot charge debt; the estimate stands`),
-      );
-    }
-    return limiter.charge(key, actual - estimate);
-  };
+function openReservation(record: ChargeRecord, expiresAtMs: number, clock: Clock): Reservation {
   const settle = async (actual: number): Promise<void> => {
     costOf({ cost: actual });
-    if (settled !== undefined) {
-      if (settled.actual === actual) return settled.done;
-      throw new ReservationError(`reservation of '${key}' was already settled at ${settled.actual}`);
+    if (!record.settled && clock() >= expiresAtMs) {
+      throw new ReservationError(`reservation of '${record.key}' expired: it stands at its estimate of ${record.cost}`);
     }
-    if (clock() >= expiresAtMs) {
-      throw new ReservationError(`reservation of '${key}' expired: it stands at its estimate of ${estimate}`);
-    }
-    settled = { actual, done: apply(actual) };
-    return settled.done;
+    return record.settle(actual);
   };
-  return { key, estimate, settle, cancel: () => settle(0) } satisfies Reservation;
+  return { key: record.key, estimate: record.cost, settle, cancel: () => settle(0) };
 }
 const RESERVE_OPTION_NAMES: OptionNames<ReserveOptions> = { ttlMs: true, clock: true };

@@ -1,4 +1,5 @@
 import type { AlgorithmParams } from '../algorithms/types.js';
+import { ChargeRecord } from '../charge.js';
 import type { Decision, FailureMode, LimitOptions, ParamsOptions } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 
@@ -39,6 +40,12 @@ export interface ChargeResult extends Charge {
   /** For `read` results, a cost-0 decision: the key's state, nothing spent. */
   decision: Decision;
   state: ChargeState;
+  /**
+   * Present once the limit admitted the charge: the one record every give-back and debt of it
+   * goes through, and `record.standing`, the units of it the store still holds (0 after a
+   * refund; 0 from the start for a decision a failure policy made without the store).
+   */
+  record?: ChargeRecord;
 }
 
 /** How the limits of one request were charged (see {@link chargeAll}). */
@@ -82,11 +89,7 @@ export async function chargeAll(
   if (charges.length === 1) {
     const charge = charges[0] as Charge;
     const decision = await charge.limiter.limit(charge.key, callOptions(charge));
-    return {
-      allowed: decision.allowed,
-      strategy: 'single',
-      results: [{ ...charge, decision, state: decision.allowed ? 'charged' : 'denied' }],
-    };
+    return { allowed: decision.allowed, strategy: 'single', results: [resultOf(charge, decision)] };
   }
   if (charges.every((charge) => typeof charge.limiter.refund === 'function')) {
     return chargeThenRefund(charges, onRefundError);
@@ -104,7 +107,7 @@ async function chargeThenRefund(
   settled.forEach((outcome, index) => {
     const charge = charges[index] as Charge;
     if (outcome.status === 'rejected') failures.push(outcome.reason);
-    else results.push({ ...charge, decision: outcome.value, state: outcome.value.allowed ? 'charged' : 'denied' });
+    else results.push(resultOf(charge, outcome.value));
   });
   const allowed = failures.length === 0 && results.every((result) => result.decision.allowed);
   if (!allowed) await refundCharged(results, onRefundError);
@@ -138,7 +141,8 @@ async function checkFirst(
     }
     result.decision = decision;
     result.state = decision.allowed ? 'charged' : 'denied';
-    if (!decision.allowed) {
+    if (decision.allowed) result.record = recordOf(result, decision);
+    else {
       await refundCharged(results, onRefundError);
       return { allowed: false, strategy: 'check-first', results };
     }
@@ -146,7 +150,18 @@ async function checkFirst(
   return { allowed: true, strategy: 'check-first', results };
 }
 
-/** Refunds every charged result whose limiter can refund, then reads its state again. */
+/** A charge's result for its decision, with its record when admitted. */
+function resultOf(charge: Charge, decision: Decision): ChargeResult {
+  if (!decision.allowed) return { ...charge, decision, state: 'denied' };
+  return { ...charge, decision, state: 'charged', record: recordOf(charge, decision) };
+}
+
+function recordOf(charge: Charge, decision: Decision): ChargeRecord {
+  const stored = decision.degraded !== true;
+  return new ChargeRecord(charge.limiter, charge.key, charge.cost, charge.params, charge.failure, stored);
+}
+
+/** Gives back every charged result whose limiter can refund (through its record), then reads its state again. */
 async function refundCharged(
   results: ChargeResult[],
   onRefundError: (error: unknown, charge: Charge) => void,
@@ -155,7 +170,7 @@ async function refundCharged(
     results.map(async (result) => {
       if (result.state !== 'charged' || result.cost === 0 || typeof result.limiter.refund !== 'function') return;
       try {
-        await result.limiter.refund(result.key, result.cost, paramsOf(result));
+        await result.record?.giveBack();
       } catch (error) {
         onRefundError(error, result);
         return;
@@ -173,11 +188,6 @@ function callOptions(charge: Charge, cost = charge.cost): LimitOptions {
   const options: LimitOptions = charge.failure ? { cost, failure: charge.failure } : { cost };
   if (charge.params !== undefined) options.params = charge.params;
   return options;
-}
-
-/** The `{ params }` of a charge's refund: units go back under the numbers they were spent under. */
-export function paramsOf(charge: Charge): ParamsOptions | undefined {
-  return charge.params === undefined ? undefined : { params: charge.params };
 }
 
 /**
