@@ -2,7 +2,7 @@ import type { FailureMode } from '../decision.js';
 import { ConfigError, isSluiceError } from '../errors.js';
 import type { Verdict } from './core.js';
 import { checkPolicyName, retryAfterHeader } from './headers.js';
-import type { ChargeResult } from './nested.js';
+import { type ChargeResult, recordOf } from './nested.js';
 import type { DeniedOutcome, LimitRule, RequestInfo } from './options.js';
 import { problem } from './response.js';
 import { ruleKeyOf } from './storage-key.js';
@@ -141,7 +141,11 @@ async function release<Req>(holds: readonly InFlightHold[], context: InFlightCon
  */
 async function giveBack<Req>(results: readonly ChargeResult[], context: InFlightContext<Req>): Promise<void> {
   await Promise.all(
-    results.map((result) => result.record?.giveBack().catch((error) => context.onGiveBackError(error, result))),
+    results.map((result) =>
+      recordOf(result)
+        ?.giveBack()
+        .catch((error) => context.onGiveBackError(error, result)),
+    ),
   );
 }
 

@@ -41,9 +41,10 @@ export interface ChargeResult extends Charge {
   decision: Decision;
   state: ChargeState;
   /**
-   * Present once the limit admitted the charge: the one record every give-back and debt of it
-   * goes through, and `record.standing`, the units of it the store still holds (0 after a
-   * refund; 0 from the start for a decision a failure policy made without the store).
+   * The one record every give-back and debt of an admitted charge goes through, made when the
+   * first one is asked for (a request that gives nothing back allocates none): `record.standing`
+   * is the units of the charge the store still holds. Absent, an admitted charge stands whole
+   * (`cost`; nothing for a decision a failure policy made without the store).
    */
   record?: ChargeRecord;
 }
@@ -141,8 +142,7 @@ async function checkFirst(
     }
     result.decision = decision;
     result.state = decision.allowed ? 'charged' : 'denied';
-    if (decision.allowed) result.record = recordOf(result, decision);
-    else {
+    if (!decision.allowed) {
       await refundCharged(results, onRefundError);
       return { allowed: false, strategy: 'check-first', results };
     }
@@ -150,15 +150,19 @@ async function checkFirst(
   return { allowed: true, strategy: 'check-first', results };
 }
 
-/** A charge's result for its decision, with its record when admitted. */
 function resultOf(charge: Charge, decision: Decision): ChargeResult {
-  if (!decision.allowed) return { ...charge, decision, state: 'denied' };
-  return { ...charge, decision, state: 'charged', record: recordOf(charge, decision) };
+  return { ...charge, decision, state: decision.allowed ? 'charged' : 'denied' };
 }
 
-function recordOf(charge: Charge, decision: Decision): ChargeRecord {
-  const stored = decision.degraded !== true;
-  return new ChargeRecord(charge.limiter, charge.key, charge.cost, charge.params, charge.failure, stored);
+/**
+ * The record of an admitted charge (`charged`, or `refunded` after a nested denial), made on
+ * first use; `undefined` for a charge that was not admitted.
+ */
+export function recordOf(result: ChargeResult): ChargeRecord | undefined {
+  if (result.record !== undefined || (result.state !== 'charged' && result.state !== 'refunded')) return result.record;
+  const stored = result.decision.degraded !== true;
+  result.record = new ChargeRecord(result.limiter, result.key, result.cost, result.params, result.failure, stored);
+  return result.record;
 }
 
 /** Gives back every charged result whose limiter can refund (through its record), then reads its state again. */
@@ -170,7 +174,7 @@ async function refundCharged(
     results.map(async (result) => {
       if (result.state !== 'charged' || result.cost === 0 || typeof result.limiter.refund !== 'function') return;
       try {
-        await result.record?.giveBack();
+        await recordOf(result)?.giveBack();
       } catch (error) {
         onRefundError(error, result);
         return;

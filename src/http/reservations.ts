@@ -3,11 +3,10 @@ import { ConfigError, ReservationError } from '../errors.js';
 import { monotonicClock } from '../limiter.js';
 import { costOf, orDefault, requireDurationMs } from '../validate.js';
 import type { NamedRule } from './config.js';
-import type { ChargeResult } from './nested.js';
+import { type ChargeResult, recordOf } from './nested.js';
 
 /** One request's charge at an estimate, open until the handler settles it. */
 interface Open {
-  name: string;
   record: ChargeRecord;
   expiresAtMs: number;
 }
@@ -56,9 +55,10 @@ export function openReservations(
   if (typeof request !== 'object' || request === null) return;
   const open = new Map<string, Open>();
   const nowMs = monotonicClock();
-  for (const { name, record } of results) {
-    const ttlMs = ttls.get(name);
-    if (ttlMs !== undefined && record !== undefined) open.set(name, { name, record, expiresAtMs: nowMs + ttlMs });
+  for (const result of results) {
+    const ttlMs = ttls.get(result.name);
+    const record = ttlMs === undefined ? undefined : recordOf(result);
+    if (record !== undefined) open.set(result.name, { record, expiresAtMs: nowMs + (ttlMs as number) });
   }
   if (open.size > 0) openByRequest.set(request, open);
 }

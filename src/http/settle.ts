@@ -1,4 +1,5 @@
-import type { ChargeResult } from './nested.js';
+import type { ChargeRecord } from '../charge.js';
+import { type ChargeResult, recordOf } from './nested.js';
 
 /**
  * What an adapter calls once the response is over: its final status code, or `undefined` when
@@ -31,8 +32,8 @@ function countsByOutcome(result: ChargeResult): boolean {
 }
 
 async function settleOne(result: ChargeResult, status: number): Promise<void> {
-  const { record } = result;
-  if (result.state !== 'charged' || record === undefined || result.decision.degraded) return;
+  if (result.state !== 'charged' || result.decision.degraded) return;
+  const record = recordOf(result) as ChargeRecord;
   if (result.resetWhen?.(status)) return record.resetKey();
   if (result.countWhen?.(status) === false) await record.giveBack();
 }
