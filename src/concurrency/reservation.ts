@@ -1,5 +1,6 @@
+import type { AlgorithmParams } from '../algorithms/types.js';
 import { ChargeRecord } from '../charge.js';
-import type { Decision } from '../decision.js';
+import type { Decision, LimitOptions } from '../decision.js';
 import { ConfigError, ReservationError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import {
@@ -20,6 +21,12 @@ export interface ReserveOptions {
   ttlMs?: number;
   /** Milliseconds clock for `ttlMs`; default monotonic `performance.now()`. */
   clock?: Clock;
+  /**
+   * The numbers to reserve under (a plan: per-call params of the limiter's algorithm, as
+   * `limit`'s `params`). The settle's refund and debt are made under them too. Absent: the
+   * limiter's own.
+   */
+  params?: AlgorithmParams;
 }
 
 /** Units admitted now, whose real cost is known only when the work ends. */
@@ -73,7 +80,8 @@ export type Reserved =
  *
  * @throws {ConfigError} when `limiter` cannot take refunds (only GCRA and token bucket can), or
  * `options` is invalid (naming the option).
- * @throws {InvalidKeyError}, {@link InvalidCostError}, {@link StoreUnavailableError} as `limit` does.
+ * @throws {InvalidKeyError}, {@link InvalidCostError}, {@link InvalidParamsError},
+ * {@link StoreUnavailableError} as `limit` does.
  */
 export async function reserve(
   limiter: Limiter,
@@ -88,10 +96,13 @@ export async function reserve(
     throw new ConfigError(`reserve needs a limiter that takes refunds (GCRA or token bucket)`);
   }
   const reservedAtMs = clock();
-  const decision = await limiter.limit(key, { cost: costOf({ cost: estimate }) });
+  const { params } = options;
+  const limitOptions: LimitOptions = { cost: costOf({ cost: estimate }) };
+  if (params !== undefined) limitOptions.params = params;
+  const decision = await limiter.limit(key, limitOptions);
   if (!decision.allowed) return { allowed: false, decision };
   // A failure policy's decision charged the store nothing: settling it must neither refund nor charge.
-  const record = new ChargeRecord(limiter, key, estimate, undefined, undefined, decision.degraded !== true);
+  const record = new ChargeRecord(limiter, key, estimate, params, undefined, decision.degraded !== true);
   return { allowed: true, decision, reservation: openReservation(record, reservedAtMs + ttlMs, clock) };
 }
 
@@ -105,4 +116,4 @@ function openReservation(record: ChargeRecord, expiresAtMs: number, clock: Clock
   };
   return { key: record.key, estimate: record.cost, settle, cancel: () => settle(0) };
 }
-const RESERVE_OPTION_NAMES: OptionNames<ReserveOptions> = { ttlMs: true, clock: true };
+const RESERVE_OPTION_NAMES: OptionNames<ReserveOptions> = { ttlMs: true, clock: true, params: true };
