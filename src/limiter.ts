@@ -37,8 +37,10 @@ export interface Limiter {
    * admissions (a reservation settled above its estimate): never a denial, however far past
    * empty. Present when the algorithm has `algorithm.charge` (GCRA, token bucket), on the memory
    * and Redis stores (one atomic script) and on the layers that wrap them. Rejects like `refund`.
+   * Pass the `params` of the call the debt belongs to: it moves the state by units of that call's
+   * algorithm, as a refund does.
    */
-  charge?(key: string, units: number): Promise<void>;
+  charge?(key: string, units: number, options?: ParamsOptions): Promise<void>;
   /**
    * The algorithm a call with `params` (see `LimitOptions.params`) decides with, e.g. for the
    * RateLimit-Policy header of that call. Present on limiters that honour per-call params (every

@@ -1,4 +1,6 @@
-import type { Decision } from '../decision.js';
+import type { AlgorithmParams } from '../algorithms/types.js';
+import { ChargeRecord } from '../charge.js';
+import type { Decision, LimitOptions } from '../decision.js';
 import { ConfigError, ReservationError } from '../errors.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
 import {
@@ -19,6 +21,12 @@ export interface ReserveOptions {
   ttlMs?: number;
   /** Milliseconds clock for `ttlMs`; default monotonic `performance.now()`. */
   clock?: Clock;
+  /**
+   * The numbers to reserve under (a plan: per-call params of the limiter's algorithm, as
+   * `limit`'s `params`). The settle's refund and debt are made under them too. Absent: the
+   * limiter's own.
+   */
+  params?: AlgorithmParams;
 }
 
 /** Units admitted now, whose real cost is known only when the work ends. */
@@ -72,7 +80,8 @@ export type Reserved =
  *
  * @throws {ConfigError} when `limiter` cannot take refunds (only GCRA and token bucket can), or
  * `options` is invalid (naming the option).
- * @throws {InvalidKeyError}, {@link InvalidCostError}, {@link StoreUnavailableError} as `limit` does.
+ * @throws {InvalidKeyError}, {@link InvalidCostError}, {@link InvalidParamsError},
+ * {@link StoreUnavailableError} as `limit` does.
  */
 export async function reserve(
   limiter: Limiter,
@@ -87,47 +96,24 @@ export async function reserve(
     throw new ConfigError(`reserve needs a limiter that takes refunds (GCRA or token bucket)`);
   }
   const reservedAtMs = clock();
-  const decision = await limiter.limit(key, { cost: costOf({ cost: estimate }) });
+  const { params } = options;
+  const limitOptions: LimitOptions = { cost: costOf({ cost: estimate }) };
+  if (params !== undefined) limitOptions.params = params;
+  const decision = await limiter.limit(key, limitOptions);
   if (!decision.allowed) return { allowed: false, decision };
   // A failure policy's decision charged the store nothing: settling it must neither refund nor charge.
-  const charged = decision.degraded !== true;
-  const expiresAtMs = reservedAtMs + ttlMs;
-  return { allowed: true, decision, reservation: openReservation(limiter, key, estimate, charged, expiresAtMs, clock) };
+  const record = new ChargeRecord(limiter, key, estimate, params, undefined, decision.degraded !== true);
+  return { allowed: true, decision, reservation: openReservation(record, reservedAtMs + ttlMs, clock) };
 }
 
-function openReservation(
-  limiter: Limiter,
-  key: string,
-  estimate: number,
-  charged: boolean,
-  expiresAtMs: number,
-  clock: Clock,
-) {
-  let settled: { actual: number; done: Promise<void> } | undefined;
-
-  const apply = (actual: number): Promise<void> => {
-    if (!charged) return Promise.resolve();
-    if (actual < estimate) return (limiter.refund as NonNullable<Limiter['refund']>)(key, estimate - actual);
-    if (actual === estimate) return Promise.resolve();
-    if (limiter.charge === undefined) {
-      return Promise.reject(
-        new ReservationError(`'${limiter.algorithm.name}' limiter cannot charge debt; the estimate stands`),
-      );
-    }
-    return limiter.charge(key, actual - estimate);
-  };
+function openReservation(record: ChargeRecord, expiresAtMs: number, clock: Clock): Reservation {
   const settle = async (actual: number): Promise<void> => {
     costOf({ cost: actual });
-    if (settled !== undefined) {
-      if (settled.actual === actual) return settled.done;
-      throw new ReservationError(`reservation of '${key}' was already settled at ${settled.actual}`);
+    if (!record.settled && clock() >= expiresAtMs) {
+      throw new ReservationError(`reservation of '${record.key}' expired: it stands at its estimate of ${record.cost}`);
     }
-    if (clock() >= expiresAtMs) {
-      throw new ReservationError(`reservation of '${key}' expired: it stands at its estimate of ${estimate}`);
-    }
-    settled = { actual, done: apply(actual) };
-    return settled.done;
+    return record.settle(actual);
   };
-  return { key, estimate, settle, cancel: () => settle(0) } satisfies Reservation;
+  return { key: record.key, estimate: record.cost, settle, cancel: () => settle(0) };
 }
-const RESERVE_OPTION_NAMES: OptionNames<ReserveOptions> = { ttlMs: true, clock: true };
+const RESERVE_OPTION_NAMES: OptionNames<ReserveOptions> = { ttlMs: true, clock: true, params: true };

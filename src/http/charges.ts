@@ -2,7 +2,7 @@ import type { FailureMode } from '../decision.js';
 import type { NamedRule } from './config.js';
 import type { Charge } from './nested.js';
 import type { CostSpec, RequestInfo } from './options.js';
-import { storageKeyOf } from './storage-key.js';
+import { ruleKeyOf } from './storage-key.js';
 
 /**
  * What each rule charges this request: its key (identity, else client IP) and its cost (route
@@ -26,17 +26,9 @@ async function chargeOf<Req>(
   failure: FailureMode | undefined,
 ): Promise<Charge | undefined> {
   if (rule.skip && (await rule.skip(info))) return undefined;
-  const identity = rule.key ? await rule.key(info) : undefined;
-  if (identity === null) return undefined;
-  const charge: Charge = {
-    name: rule.name,
-    limiter: rule.limiter,
-    key:
-      identity === undefined || identity === ''
-        ? `${rule.name}:ip:${info.ipKey}`
-        : await storageKeyOf(rule.name, identity),
-    cost: await costOf(rule, costs, info),
-  };
+  const key = await ruleKeyOf(rule, info);
+  if (key === null) return undefined;
+  const charge: Charge = { name: rule.name, limiter: rule.limiter, key, cost: await costOf(rule, costs, info) };
   const params = typeof rule.params === 'function' ? await rule.params(info) : rule.params;
   if (params !== undefined) charge.params = params;
   if (failure !== undefined) charge.failure = failure;

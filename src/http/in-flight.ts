@@ -2,10 +2,10 @@ import type { FailureMode } from '../decision.js';
 import { ConfigError, isSluiceError } from '../errors.js';
 import type { Verdict } from './core.js';
 import { checkPolicyName, retryAfterHeader } from './headers.js';
-import type { ChargeResult } from './nested.js';
+import { type ChargeResult, recordOf } from './nested.js';
 import type { DeniedOutcome, LimitRule, RequestInfo } from './options.js';
 import { problem } from './response.js';
-import { storageKeyOf } from './storage-key.js';
+import { ruleKeyOf } from './storage-key.js';
 
 /** A hold on one in-flight slot, as `sluice/concurrency`'s `acquire` grants it. */
 export interface InFlightHold {
@@ -95,7 +95,7 @@ export async function holdInFlight<Req>(
   let refusal: Refusal | undefined;
   await Promise.all(
     caps.map(async (cap) => {
-      const key = await keyOf(cap, info);
+      const key = await ruleKeyOf(cap, info);
       if (key === null) return;
       try {
         const answer = await cap.limiter.acquire(key);
@@ -117,13 +117,6 @@ export async function holdInFlight<Req>(
   return context.respond(refused(refusal, results, context.problemType), info);
 }
 
-async function keyOf<Req>(cap: Cap<Req>, info: RequestInfo<Req>): Promise<string | null> {
-  const identity = cap.key ? await cap.key(info) : undefined;
-  if (identity === null) return null;
-  if (identity === undefined || identity === '') return `${cap.name}:ip:${info.ipKey}`;
-  return storageKeyOf(cap.name, identity);
-}
-
 function settlerWith<Req>(
   holds: readonly InFlightHold[],
   settle: ((status: number | undefined) => Promise<void>) | undefined,
@@ -141,13 +134,18 @@ async function release<Req>(holds: readonly InFlightHold[], context: InFlightCon
   );
 }
 
-/** Gives back the units the rate limits charged this request (exact for GCRA and token bucket). */
+/**
+ * Gives back what the rate limits charged this request, through each charge's record: all of
+ * it, under the request's own numbers (exact for GCRA and token bucket; where the limiter takes
+ * no refunds the units stay spent).
+ */
 async function giveBack<Req>(results: readonly ChargeResult[], context: InFlightContext<Req>): Promise<void> {
   await Promise.all(
-    results.map(async (result) => {
-      if (result.state !== 'charged' || result.decision.degraded || result.cost === 0) return;
-      await result.limiter.refund?.(result.key, result.cost)?.catch((error) => context.onGiveBackError(error, result));
-    }),
+    results.map((result) =>
+      recordOf(result)
+        ?.giveBack()
+        .catch((error) => context.onGiveBackError(error, result)),
+    ),
   );
 }
 

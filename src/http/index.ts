@@ -1,3 +1,4 @@
+export type { ChargeRecord } from '../charge.js';
 export type { SluiceWarning, SluiceWarningCode, WarningSink } from '../warnings.js';
 export { DEFAULT_IPV6_PREFIX, ipKey } from './client-ip.js';
 export { createHttpLimiter, type HttpLimiter, type Verdict } from './core.js';

@@ -1,4 +1,5 @@
 import type { AlgorithmParams } from '../algorithms/types.js';
+import { ChargeRecord } from '../charge.js';
 import type { Decision, FailureMode, LimitOptions, ParamsOptions } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 
@@ -39,6 +40,13 @@ export interface ChargeResult extends Charge {
   /** For `read` results, a cost-0 decision: the key's state, nothing spent. */
   decision: Decision;
   state: ChargeState;
+  /**
+   * The one record every give-back and debt of an admitted charge goes through, made when the
+   * first one is asked for (a request that gives nothing back allocates none): `record.standing`
+   * is the units of the charge the store still holds. Absent, an admitted charge stands whole
+   * (`cost`; nothing for a decision a failure policy made without the store).
+   */
+  record?: ChargeRecord;
 }
 
 /** How the limits of one request were charged (see {@link chargeAll}). */
@@ -82,11 +90,7 @@ export async function chargeAll(
   if (charges.length === 1) {
     const charge = charges[0] as Charge;
     const decision = await charge.limiter.limit(charge.key, callOptions(charge));
-    return {
-      allowed: decision.allowed,
-      strategy: 'single',
-      results: [{ ...charge, decision, state: decision.allowed ? 'charged' : 'denied' }],
-    };
+    return { allowed: decision.allowed, strategy: 'single', results: [resultOf(charge, decision)] };
   }
   if (charges.every((charge) => typeof charge.limiter.refund === 'function')) {
     return chargeThenRefund(charges, onRefundError);
@@ -104,7 +108,7 @@ async function chargeThenRefund(
   settled.forEach((outcome, index) => {
     const charge = charges[index] as Charge;
     if (outcome.status === 'rejected') failures.push(outcome.reason);
-    else results.push({ ...charge, decision: outcome.value, state: outcome.value.allowed ? 'charged' : 'denied' });
+    else results.push(resultOf(charge, outcome.value));
   });
   const allowed = failures.length === 0 && results.every((result) => result.decision.allowed);
   if (!allowed) await refundCharged(results, onRefundError);
@@ -146,7 +150,22 @@ async function checkFirst(
   return { allowed: true, strategy: 'check-first', results };
 }
 
-/** Refunds every charged result whose limiter can refund, then reads its state again. */
+function resultOf(charge: Charge, decision: Decision): ChargeResult {
+  return { ...charge, decision, state: decision.allowed ? 'charged' : 'denied' };
+}
+
+/**
+ * The record of an admitted charge (`charged`, or `refunded` after a nested denial), made on
+ * first use; `undefined` for a charge that was not admitted.
+ */
+export function recordOf(result: ChargeResult): ChargeRecord | undefined {
+  if (result.record !== undefined || (result.state !== 'charged' && result.state !== 'refunded')) return result.record;
+  const stored = result.decision.degraded !== true;
+  result.record = new ChargeRecord(result.limiter, result.key, result.cost, result.params, result.failure, stored);
+  return result.record;
+}
+
+/** Gives back every charged result whose limiter can refund (through its record), then reads its state again. */
 async function refundCharged(
   results: ChargeResult[],
   onRefundError: (error: unknown, charge: Charge) => void,
@@ -155,7 +174,7 @@ async function refundCharged(
     results.map(async (result) => {
       if (result.state !== 'charged' || result.cost === 0 || typeof result.limiter.refund !== 'function') return;
       try {
-        await result.limiter.refund(result.key, result.cost, paramsOf(result));
+        await recordOf(result)?.giveBack();
       } catch (error) {
         onRefundError(error, result);
         return;
@@ -173,11 +192,6 @@ function callOptions(charge: Charge, cost = charge.cost): LimitOptions {
   const options: LimitOptions = charge.failure ? { cost, failure: charge.failure } : { cost };
   if (charge.params !== undefined) options.params = charge.params;
   return options;
-}
-
-/** The `{ params }` of a charge's refund: units go back under the numbers they were spent under. */
-export function paramsOf(charge: Charge): ParamsOptions | undefined {
-  return charge.params === undefined ? undefined : { params: charge.params };
 }
 
 /**

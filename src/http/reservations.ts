@@ -1,14 +1,14 @@
+import type { ChargeRecord } from '../charge.js';
 import { ConfigError, ReservationError } from '../errors.js';
 import { monotonicClock } from '../limiter.js';
 import { costOf, orDefault, requireDurationMs } from '../validate.js';
 import type { NamedRule } from './config.js';
-import type { ChargeResult } from './nested.js';
+import { type ChargeResult, recordOf } from './nested.js';
 
 /** One request's charge at an estimate, open until the handler settles it. */
 interface Open {
-  result: ChargeResult;
+  record: ChargeRecord;
   expiresAtMs: number;
-  settled?: { actual: number; done: Promise<void> };
 }
 
 /**
@@ -57,7 +57,8 @@ export function openReservations(
   const nowMs = monotonicClock();
   for (const result of results) {
     const ttlMs = ttls.get(result.name);
-    if (ttlMs !== undefined) open.set(result.name, { result, expiresAtMs: nowMs + ttlMs });
+    const record = ttlMs === undefined ? undefined : recordOf(result);
+    if (record !== undefined) open.set(result.name, { record, expiresAtMs: nowMs + (ttlMs as number) });
   }
   if (open.size > 0) openByRequest.set(request, open);
 }
@@ -70,6 +71,11 @@ export function openReservations(
  * Call it from the handler with the framework's own request object (node:http and Express `req`,
  * Fastify `request`, Hono `c`, Koa `ctx`). Never settled, or not within the reservation's
  * `ttlMs` (a handler that hangs), the estimate stands, as with `reserve`.
+ *
+ * The refund and the debt are made under the numbers the request was charged under (its
+ * limit's `params`), never the limiter's own. They draw on what of the charge still stands:
+ * after the limit's `countWhen` gave the charge back (a response that does not count), a
+ * settle changes nothing; after a settle, `countWhen` gives back the settled units.
  *
  * Idempotent: the same `actual` again resolves like the first call; a different one rejects.
  * A request admitted by a failure policy (nothing stored) settles without a store call.
@@ -100,26 +106,8 @@ export async function settleReservation(request: object, name: string, actual: n
   costOf({ cost: actual });
   const open = openByRequest.get(request)?.get(name);
   if (open === undefined) throw new ReservationError(`this request has no open reservation "${String(name)}"`);
-  if (open.settled !== undefined) {
-    if (open.settled.actual === actual) return open.settled.done;
-    throw new ReservationError(`reservation "${name}" was already settled at ${open.settled.actual}`);
+  if (!open.record.settled && monotonicClock() >= open.expiresAtMs) {
+    throw new ReservationError(`reservation "${name}" expired: it stands at its estimate of ${open.record.cost}`);
   }
-  if (monotonicClock() >= open.expiresAtMs) {
-    throw new ReservationError(`reservation "${name}" expired: it stands at its estimate of ${open.result.cost}`);
-  }
-  open.settled = { actual, done: apply(open.result, actual) };
-  return open.settled.done;
-}
-
-async function apply(result: ChargeResult, actual: number): Promise<void> {
-  const { limiter, key, cost: estimate } = result;
-  if (result.decision.degraded || actual === estimate) return;
-  if (actual < estimate) {
-    await limiter.refund?.(key, estimate - actual);
-    return;
-  }
-  if (limiter.charge === undefined) {
-    throw new ReservationError(`limit "${result.name}" cannot charge debt; the estimate stands`);
-  }
-  await limiter.charge(key, actual - estimate);
+  return open.record.settle(actual);
 }

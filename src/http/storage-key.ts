@@ -1,5 +1,6 @@
 import { InvalidKeyError } from '../errors.js';
 import { checkWellFormed, describe, MAX_KEY_BYTES } from '../validate.js';
+import type { LimitRule, RequestInfo } from './options.js';
 
 const encoder = new TextEncoder();
 
@@ -41,4 +42,26 @@ export async function storageKeyOf(ruleName: string, key: string): Promise<strin
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(key)));
   const base64 = btoa(String.fromCharCode(...digest));
   return `${ruleName}:id#${base64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+}
+
+/** The prefix of a rule's client-IP keys: `<ruleName>:ip:`, then the request's `ipKey`. */
+export function ipKeyPrefix(ruleName: string): string {
+  return `${ruleName}:ip:`;
+}
+
+/**
+ * The storage key a rule (a limit or an in-flight cap, by its `name` and `key` function)
+ * charges for one request: the client IP key `<name>:ip:<ipKey>` when the key function is absent
+ * or returns `undefined` or `''`, else {@link storageKeyOf} of its value; `null` when it returns
+ * `null` (the rule does not apply to the request).
+ * @throws {InvalidKeyError} (rejects) as {@link storageKeyOf}, or the key function's own error.
+ */
+export async function ruleKeyOf<Req>(
+  rule: { readonly name: string; readonly key?: LimitRule<Req>['key'] },
+  info: RequestInfo<Req>,
+): Promise<string | null> {
+  const identity = rule.key ? await rule.key(info) : undefined;
+  if (identity === null) return null;
+  if (identity === undefined || identity === '') return ipKeyPrefix(rule.name) + info.ipKey;
+  return storageKeyOf(rule.name, identity);
 }

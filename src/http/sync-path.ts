@@ -4,6 +4,7 @@ import type { ChargeResult, RefundableLimiter } from './nested.js';
 import type { RoutePolicy } from './options.js';
 import { type PolicyDenial, policyDenial } from './policy-denial.js';
 import { type PolicyHeaders, policyHeaders } from './policy-headers.js';
+import { ipKeyPrefix } from './storage-key.js';
 
 /**
  * A route whose request needs none of the general charging: one limit, keyed by client IP, with
@@ -66,7 +67,7 @@ export function syncPlanOf<Req>(
     name: rule.name,
     limiter,
     options,
-    keyOf: lastKeyOf(`${rule.name}:ip:`),
+    keyOf: lastKeyOf(ipKeyPrefix(rule.name)),
     headers,
     denial: policyDenial(rule.name, config.problemType),
   };

@@ -105,6 +105,21 @@ describe('reservations on memory (GCRA)', () => {
   });
 });
 
+describe('reservations under a plan (params)', () => {
+  it('a plan of 10,000/min over a limiter of 100,000/min: the refund and the debt are in the plan units', async () => {
+    const { limiter, clock } = setup(gcra({ limit: 100_000, periodMs: 60_000 }));
+    const plan = { limit: 10_000, periodMs: 60_000 };
+    const remaining = async () => (await limiter.peek('k', { params: plan })).remaining;
+    await (await reserved(limiter, 'k', 1000, { clock, params: plan })).settle(400);
+    expect(await remaining()).toBe(9600);
+    await (await reserved(limiter, 'k', 1000, { clock, params: plan })).settle(3000);
+    expect(await remaining()).toBe(6600);
+    await expect(reserve(limiter, 'k', 1, { params: { windowMs: 1 } })).rejects.toMatchObject({
+      code: 'ERR_SLUICE_INVALID_PARAMS',
+    });
+  });
+});
+
 describe('reservations through leasing', () => {
   it('a leased limiter over a refundable remote reserves; settling below the estimate gives units back', async () => {
     const { limiter: remote, clock } = setup(gcra({ limit: 20, periodMs: 3_600_000 }));
