@@ -254,13 +254,15 @@ describe('pause and scale', () => {
     }
   });
 
-  it('charges the learned factor per unit', async () => {
+  it('charges the learned factor per unit; a later one replaces it', async () => {
     const counted = counting(createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }) }));
     const acquirer = createAcquirer(counted.limiter);
     acquirer.scale('api', 2);
-    acquirer.scale('api', 1);
     await acquirer.acquire('api');
     expect(counted.charged).toBe(2);
+    acquirer.scale('api', 1);
+    await acquirer.acquire('api');
+    expect(counted.charged).toBe(3);
   });
 });
 
