@@ -231,7 +231,12 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
   const maxQueueLength = requireInteger('maxQueueLength', options.maxQueueLength ?? 1000);
   const maxWaiters = requireInteger('maxWaiters', orDefault(options.maxWaiters, 10_000));
   // One below setTimeout's limit: a pause's idle timer fires a millisecond after it ends.
-  const maxPauseMs = requireInteger('maxPauseMs', orDefault(options.maxPauseMs, DEFAULT_MAX_PAUSE_MS), 1, MAX_TIMER_MS - 1);
+  const maxPauseMs = requireInteger(
+    'maxPauseMs',
+    orDefault(options.maxPauseMs, DEFAULT_MAX_PAUSE_MS),
+    1,
+    MAX_TIMER_MS - 1,
+  );
   const { algorithm } = limiter;
   if (options.pace !== undefined && typeof options.pace !== 'boolean') throw new ConfigError('pace must be a boolean');
   if (options.pace && algorithm.name !== 'gcra') {
@@ -347,14 +352,16 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     },
     async resume(key) {
       checkKey(key);
+      const blocking = limiter as Limiter & Partial<Blocking>;
+      // The shared pause goes first: a wake-up started by the local lift would read it back.
+      const lifted = await Promise.allSettled([pauses?.resume?.(key), blocking.unblock?.(key)]);
       const queue = queues.get(key);
       if (queue !== undefined && !closed) {
         queue.pausedUntilMs = 0;
         queue.pauseShared = false;
         rewake(queue, 0);
       }
-      const blocking = limiter as Limiter & Partial<Blocking>;
-      await Promise.all([pauses?.resume?.(key), blocking.unblock?.(key)]);
+      for (const outcome of lifted) if (outcome.status === 'rejected') throw outcome.reason;
     },
     async pauseOf(key) {
       checkKey(key);
