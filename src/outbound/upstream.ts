@@ -31,7 +31,7 @@ const DEFAULT_PAUSE_MS = 1000;
  * leave under a configured upstream (9.6/s for 10/s), so jitter between release and arrival is
  * absorbed for a learned rate too.
  */
-export const LEARNED_RATE_SHARE = 0.96;
+const LEARNED_RATE_SHARE = 0.96;
 
 function readerOf(headers: HeaderSource | undefined): HeaderReader {
   // A mapper that left `headers` out (or gave null) is a response with no headers: its status still counts.
@@ -84,8 +84,7 @@ export function readUpstream(response: UpstreamResponse, epochNowMs: number): Up
 /**
  * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait, at most
  * the acquirer's `maxPauseMs` (a 429 or 503 always; a served call announcing an exhausted limit
- * only when it names no rate), and follows an announced rate, less a 4 % margin
- * ({@link LEARNED_RATE_SHARE}), by charging more units per call. The learned rate replaces the
+ * only when it names no rate), and follows an announced rate, less a 4 % margin, by charging more units per call. The learned rate replaces the
  * last one learned and holds `maxPauseMs` unless a response repeats it. A rate higher than the
  * acquirer's is followed only when it has `followHigherRates` (and a `unitCost` above 1 to leave
  * room): the limiter's own rate stays the ceiling.
