@@ -407,7 +407,7 @@ function admit(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, decision: Dec
     release(ctx, queue, waiter);
     return;
   }
-  waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(delayMs));
+  waiter.timer = setTimeout(() => release(ctx, queue, waiter), timerDelayMs(delayMs));
 }
 
 function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
@@ -421,9 +421,11 @@ function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
     pump(ctx, queue);
     return;
   }
-  // Two timers that fire late together would release a burst: this process keeps its own releases T apart.
-  if (queue.nextReleaseMs > nowMs) {
-    waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(queue.nextReleaseMs - nowMs));
+  // Two timers that fire late together would release a burst: this process keeps its own releases
+  // T apart. Never before the slot either (a slot past setTimeout's range is reached in steps).
+  const notBeforeMs = Math.max(queue.nextReleaseMs, booking.slot.atMs);
+  if (notBeforeMs > nowMs) {
+    waiter.timer = setTimeout(() => release(ctx, queue, waiter), timerDelayMs(notBeforeMs - nowMs));
     return;
   }
   // With a lateness bound, slots alone keep releases apart (each lies within maxLatenessMs of its
