@@ -2,7 +2,15 @@ import type { Decision } from '../decision.js';
 import { ConfigError } from '../errors.js';
 import { emissionIntervalMs } from '../lease/remote-model.js';
 import { type Clock, type Limiter, monotonicClock } from '../limiter.js';
-import { checkKey, costOf, type OptionNames, requireInteger, requireOptions } from '../validate.js';
+import {
+  checkKey,
+  costOf,
+  MAX_TIMER_MS,
+  type OptionNames,
+  orDefault,
+  requireInteger,
+  requireOptions,
+} from '../validate.js';
 import { AcquirerClosedError, AcquireTimeoutError, CostOverLimitError, QueueFullError } from './errors.js';
 import {
   armDeadline,
@@ -13,6 +21,7 @@ import {
   type QueueContext,
   repriceQueue,
   settle,
+  timerDelayMs,
   type Waiter,
   withdraw,
 } from './key-queue.js';
@@ -22,6 +31,20 @@ import type { PauseStore } from './pauses.js';
 export interface AcquirerOptions {
   /** Most waiters queued per key in this process; one more rejects with {@link QueueFullError}. Default 1,000. */
   maxQueueLength?: number;
+  /**
+   * Most waiters of all keys together in this process (queued plus, paced, booked); one more
+   * rejects with {@link QueueFullError}, so a flood of keys cannot grow memory without bound.
+   * Integer ≥ 1. Default 10,000.
+   */
+  maxWaiters?: number;
+  /**
+   * Longest pause (ms) any one response or `pause` call can cause, whatever the upstream wrote
+   * (`Retry-After` in seconds or as a date, an epoch or delta reset, a `RateLimit` reset): longer
+   * ones are cut to it, here, in the pause store and in the limiter's `block`. A pause read from
+   * the pause store is cut to it too. Also how long a learned rate holds without a response
+   * repeating it (see {@link Acquirer.scale}). Integer in 1..2^31 − 2. Default 600,000 (10 minutes).
+   */
+  maxPauseMs?: number;
   /**
    * "No bursts": every admitted unit is released at its own slot of the GCRA schedule, one
    * emission interval after the previous one across the whole fleet, instead of at once. The
@@ -69,13 +92,20 @@ export interface AcquirerOptions {
   clock?: Clock;
 }
 
+/** Default {@link AcquirerOptions.maxPauseMs}: an upstream's wait beyond 10 minutes is more likely a bug or an attack than a plan. */
+const DEFAULT_MAX_PAUSE_MS = 600_000;
+
 /** Options of one {@link Acquirer.acquire} call. */
 export interface AcquireOptions {
   /** Units to acquire: a non-negative safe integer. Default 1. */
   cost?: number;
   /** Gives up when aborted: the call rejects with `signal.reason` (an `AbortError` DOMException by default). */
   signal?: AbortSignal;
-  /** Longest wait (ms) accepted; a longer one rejects with {@link AcquireTimeoutError}, as soon as it is known. */
+  /**
+   * Longest wait (ms) accepted; a longer one rejects with {@link AcquireTimeoutError}, as soon as
+   * it is known. Any number ≥ 0, `Infinity` included (a deadline past setTimeout's 2^31 − 1 ms is
+   * reached in steps).
+   */
   maxWaitMs?: number;
 }
 
@@ -87,6 +117,7 @@ function isLeased(limiter: Limiter): boolean {
 /** A limiter that can be told to deny a key fleet-wide for a while (the `block` of the admin operations). */
 interface Blocking {
   block(key: string, durationMs: number): Promise<void>;
+  unblock(key: string): Promise<void>;
 }
 
 /**
@@ -98,7 +129,7 @@ export interface Acquirer {
   /**
    * Resolves with the admitting decision once `cost` units of `key` are granted (paced: at the
    * unit's slot). Rejects with {@link AcquireTimeoutError} when `maxWaitMs` would be exceeded,
-   * {@link QueueFullError}, {@link CostOverLimitError} when `cost` exceeds what the key can
+   * {@link QueueFullError} (`maxQueueLength` or `maxWaiters` reached), {@link CostOverLimitError} when `cost` exceeds what the key can
    * hold, `signal.reason` when aborted, or the limiter's own errors. A rejection charges nothing
    * (one exception, paced only: see `docs/outbound.md`).
    *
@@ -115,17 +146,53 @@ export interface Acquirer {
   /** Waiters of `key` in this process: queued plus (paced) booked and waiting for their slot. */
   waiting(key: string): number;
   /**
-   * Denies `key` for `durationMs`: here at once (booked slots move past the pause), and across
-   * the fleet through the pause store and the limiter's `block`, when there are.
+   * Denies `key` for `durationMs`, cut to `maxPauseMs`: here at once (booked slots move past the
+   * pause), and across the fleet through the pause store and the limiter's `block`, when there are.
+   * @throws {ConfigError} unless `durationMs` is an integer ≥ 0; {@link InvalidKeyError} on a bad key.
    */
   pause(key: string, durationMs: number): void;
   /**
-   * Charges `factor` units per unit asked for `key` from now on (an upstream announced its
-   * rate). Integer ≥ 1, clamped to the limiter's limit. A factor below the current one is ignored
-   * unless `followHigherRates` is set; then it is taken down to 1 (never below: the limiter's rate
-   * stays the ceiling).
+   * Lifts `key`'s pause: here at once, in the pause store (other processes see it at their next
+   * look, within a second while they have waiters) and the limiter's block (`unblock`), when there
+   * are. Waiters are then served as the limiter allows.
+   *
+   * Rejects with {@link InvalidKeyError}, or `StoreUnavailableError` when the pause store or the
+   * limiter could not lift theirs (this process's pause is lifted anyway).
+   * @example
+   * ```ts
+   * import { createMemoryLimiter, gcra } from 'sluice';
+   * import { createAcquirer } from 'sluice/outbound';
+   *
+   * const acquirer = createAcquirer(createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }) }));
+   * acquirer.pause('partner-api', 60_000);
+   * await acquirer.resume('partner-api'); // the upstream is back: stop waiting
+   * ```
+   */
+  resume(key: string): Promise<void>;
+  /**
+   * Milliseconds until `key`'s pause ends as this acquirer will honour it: the longer of its own
+   * and the pause store's (cut to `maxPauseMs`); 0 when it is not paused. Rejects with
+   * {@link InvalidKeyError}, or the pause store's error when it could not answer.
+   * @example
+   * ```ts
+   * import { createMemoryLimiter, gcra } from 'sluice';
+   * import { createAcquirer } from 'sluice/outbound';
+   *
+   * const acquirer = createAcquirer(createMemoryLimiter({ algorithm: gcra({ limit: 10, periodMs: 1000 }) }));
+   * acquirer.pause('partner-api', 5000);
+   * await acquirer.pauseOf('partner-api'); // about 5000
+   * ```
+   */
+  pauseOf(key: string): Promise<number>;
+  /**
+   * Charges `factor` units per unit asked for `key` (an upstream announced its rate), until a
+   * later call replaces it or `maxPauseMs` passes without one (then the acquirer's `unitCost`
+   * again, until an upstream says otherwise). Integer ≥ 1, clamped to the limiter's limit and to
+   * at least `unitCost` (or, with `followHigherRates`, at least 1: the limiter's rate stays the ceiling).
    */
   scale(key: string, factor: number): void;
+  /** The longest pause (ms) this acquirer honours, and how long a learned rate holds: `maxPauseMs`. */
+  readonly maxPauseMs: number;
   /** The rate (units per ms) the limiter allows one key, for comparing with an upstream's. */
   readonly ratePerMs: number;
   /** Rejects every waiter with {@link AcquirerClosedError}, stops pauses and timers. Idempotent. */
@@ -134,6 +201,8 @@ export interface Acquirer {
 
 const ACQUIRER_OPTION_NAMES: OptionNames<AcquirerOptions> = {
   maxQueueLength: true,
+  maxWaiters: true,
+  maxPauseMs: true,
   pace: true,
   maxLatenessMs: true,
   jitterMs: true,
@@ -160,6 +229,14 @@ const ACQUIRER_OPTION_NAMES: OptionNames<AcquirerOptions> = {
 export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}): Acquirer {
   requireOptions('createAcquirer options', options, ACQUIRER_OPTION_NAMES);
   const maxQueueLength = requireInteger('maxQueueLength', options.maxQueueLength ?? 1000);
+  const maxWaiters = requireInteger('maxWaiters', orDefault(options.maxWaiters, 10_000));
+  // One below setTimeout's limit: a pause's idle timer fires a millisecond after it ends.
+  const maxPauseMs = requireInteger(
+    'maxPauseMs',
+    orDefault(options.maxPauseMs, DEFAULT_MAX_PAUSE_MS),
+    1,
+    MAX_TIMER_MS - 1,
+  );
   const { algorithm } = limiter;
   if (options.pace !== undefined && typeof options.pace !== 'boolean') throw new ConfigError('pace must be a boolean');
   if (options.pace && algorithm.name !== 'gcra') {
@@ -189,9 +266,11 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
   if (typeof followHigherRates !== 'boolean') throw new ConfigError('followHigherRates must be a boolean');
   const now = options.clock ?? monotonicClock;
   const queues = new Map<string, KeyQueue>();
-  const factors = new Map<string, number>();
+  const factors = createFactorTable(now, maxPauseMs);
   const { pauses } = options;
   let closed = false;
+  /** Waiters of every key, queued or booked: counted against `maxWaiters`. */
+  let waiters = 0;
 
   const ctx: QueueContext = {
     limiter,
@@ -200,7 +279,13 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     horizonMs: algorithm.horizonMs,
     refillUnits: Math.ceil(algorithm.limit / 2),
     maxLatenessMs,
-    pausedForMs: pauses && ((key) => pauses.pausedForMs(key).catch(() => 0)),
+    pausedForMs:
+      pauses &&
+      ((key) =>
+        pauses.pausedForMs(key).then(
+          (ms) => Math.min(ms, maxPauseMs),
+          () => undefined,
+        )),
     pauseReadIntervalMs: options.pace ? algorithm.horizonMs / 4 : 0,
     jitterMs: () => Math.random() * jitterMs,
     onIdle: (queue) => {
@@ -218,6 +303,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
 
   return {
     limiter,
+    maxPauseMs,
     ratePerMs: algorithm.limit / algorithm.horizonMs,
     acquire(key, acquireOptions = {}) {
       try {
@@ -233,8 +319,11 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
         const { signal } = acquireOptions;
         signal?.throwIfAborted();
         if (closed) throw new AcquirerClosedError('the acquirer is closed');
+        if (waiters >= maxWaiters) {
+          throw new QueueFullError(`the acquirer already has ${maxWaiters} waiters (maxWaiters)`);
+        }
         const queue = queueOf(key);
-        if (queue.waiting.length >= maxQueueLength) {
+        if (queue.waiting.size >= maxQueueLength) {
           throw new QueueFullError(`'${key}' already has ${maxQueueLength} waiters (maxQueueLength)`);
         }
         return enqueue(queue, units, now() + maxWaitMs, signal);
@@ -244,37 +333,50 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     },
     waiting(key) {
       const queue = queues.get(key);
-      return queue === undefined ? 0 : queue.waiting.length + queue.booked.size;
+      return queue === undefined ? 0 : queue.waiting.size + queue.booked.size;
     },
     pause(key, durationMs) {
       checkKey(key);
       requireInteger('durationMs', durationMs, 0);
       if (closed || durationMs === 0) return;
+      // One cap for every source: a year-9999 date or an epoch reset ends here as maxPauseMs.
+      const pauseMs = Math.min(durationMs, maxPauseMs);
       const queue = queueOf(key);
-      pauseQueue(ctx, queue, now() + durationMs);
-      pauseFleet(key, durationMs);
+      const untilMs = now() + pauseMs;
+      if (untilMs > queue.pausedUntilMs) queue.pauseShared = false;
+      pauseQueue(ctx, queue, untilMs);
+      pauseFleet(queue, pauseMs, untilMs);
       // The wake-up is re-timed to the end of the pause; an empty queue is kept until then (one
       // unref'd timer), so that a waiter arriving meanwhile still waits for it.
-      clearTimeout(queue.wake);
-      queue.wake = undefined;
-      if (queue.waiting.length > 0) {
-        pump(ctx, queue);
-        return;
+      rewake(queue, pauseMs + 1);
+    },
+    async resume(key) {
+      checkKey(key);
+      const blocking = limiter as Limiter & Partial<Blocking>;
+      // The shared pause goes first: a wake-up started by the local lift would read it back.
+      const lifted = await Promise.allSettled([pauses?.resume?.(key), blocking.unblock?.(key)]);
+      const queue = queues.get(key);
+      if (queue !== undefined && !closed) {
+        queue.pausedUntilMs = 0;
+        queue.pauseShared = false;
+        rewake(queue, 0);
       }
-      const idle = queue;
-      idle.wake = setTimeout(() => {
-        idle.wake = undefined;
-        if (idle.waiting.length > 0) pump(ctx, idle);
-        else settle(ctx, idle);
-      }, durationMs + 1).unref();
+      for (const outcome of lifted) if (outcome.status === 'rejected') throw outcome.reason;
+    },
+    async pauseOf(key) {
+      checkKey(key);
+      const localMs = Math.max(0, (queues.get(key)?.pausedUntilMs ?? 0) - now());
+      const storedMs = pauses === undefined ? 0 : Math.min(await pauses.pausedForMs(key), maxPauseMs);
+      return Math.max(localMs, storedMs);
     },
     scale(key, factor) {
       checkKey(key);
       requireInteger('factor', factor);
       const current = factors.get(key) ?? unitCost;
       const next = Math.min(Math.max(factor, followHigherRates ? 1 : unitCost), algorithm.limit);
-      if (next === current || (next < current && !followHigherRates)) return;
+      // Set even when unchanged: a response repeating the rate renews it.
       factors.set(key, next);
+      if (next === current) return;
       const queue = queues.get(key);
       if (queue !== undefined) repriceQueue(ctx, queue, (units) => priced(key, units));
     },
@@ -284,7 +386,7 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
       for (const queue of queues.values()) {
         clearTimeout(queue.wake);
         queue.wake = undefined;
-        for (const waiter of [...queue.waiting, ...queue.booked]) {
+        for (const waiter of [...queue.waiting.toArray(), ...queue.booked]) {
           withdraw(ctx, queue, waiter, new AcquirerClosedError('the acquirer was closed while waiting'));
         }
       }
@@ -297,19 +399,51 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     return Math.min(units * (factors.get(key) ?? unitCost), Math.max(units, algorithm.limit));
   }
 
+  /**
+   * Re-times `queue`'s wake-up: with waiters, a wake-up now (it sleeps on through a pause); an
+   * empty queue keeps one unref'd timer until `idleMs`, then lets itself go.
+   */
+  function rewake(queue: KeyQueue, idleMs: number): void {
+    clearTimeout(queue.wake);
+    queue.wake = undefined;
+    if (queue.waiting.size > 0) {
+      pump(ctx, queue);
+      return;
+    }
+    if (idleMs === 0) {
+      settle(ctx, queue);
+      return;
+    }
+    queue.wake = setTimeout(() => {
+      queue.wake = undefined;
+      if (queue.waiting.size > 0) pump(ctx, queue);
+      else settle(ctx, queue);
+    }, timerDelayMs(idleMs)).unref();
+  }
+
   function enqueue(queue: KeyQueue, units: number, deadlineMs: number, signal?: AbortSignal): Promise<Decision> {
     const cost = priced(queue.key, units);
     if (deadlineMs < queue.availableAtMs || deadlineMs < queue.pausedUntilMs) {
       return Promise.reject(timeoutError(queue.key, cost, Math.max(queue.availableAtMs, queue.pausedUntilMs)));
     }
+    waiters++;
     return new Promise<Decision>((resolve, reject) => {
       const waiter: Waiter = {
         units,
         cost,
         deadlineMs,
-        resolve,
-        reject,
+        resolve: (decision) => {
+          waiters--;
+          resolve(decision);
+        },
+        reject: (error) => {
+          waiters--;
+          reject(error);
+        },
         done: false,
+        list: undefined,
+        prev: undefined,
+        next: undefined,
         timer: undefined,
         booking: undefined,
         detach: () => signal?.removeEventListener('abort', onAbort),
@@ -332,10 +466,43 @@ export function createAcquirer(limiter: Limiter, options: AcquirerOptions = {}):
     );
   }
 
-  function pauseFleet(key: string, durationMs: number): void {
-    // Best effort: a store that cannot take the pause leaves the others to meet the upstream's next 429.
-    pauses?.pause(key, durationMs).catch(() => {});
+  function pauseFleet(queue: KeyQueue, durationMs: number, untilMs: number): void {
+    // Best effort: a store that cannot take the pause leaves the others to meet the upstream's
+    // next 429, and this process keeps the pause whatever the store says later.
+    pauses?.pause(queue.key, durationMs).then(
+      () => {
+        if (queue.pausedUntilMs === untilMs) queue.pauseShared = true;
+      },
+      () => {},
+    );
     const blocking = limiter as Limiter & Partial<Blocking>;
-    if (typeof blocking.block === 'function') blocking.block(key, durationMs).catch(() => {});
+    if (typeof blocking.block === 'function') blocking.block(queue.key, durationMs).catch(() => {});
   }
+}
+
+/**
+ * The factor each key's calls are charged, learned from an upstream: each holds `ttlMs` unless
+ * renewed, so one response announcing a very low rate cannot pin it for the acquirer's life.
+ * Expired entries are swept when the table has doubled since the last sweep, so it stays
+ * bounded by the keys learned within `ttlMs`.
+ */
+function createFactorTable(now: () => number, ttlMs: number) {
+  const entries = new Map<string, { factor: number; untilMs: number }>();
+  let sweepAt = 1024;
+  return {
+    get(key: string): number | undefined {
+      const entry = entries.get(key);
+      if (entry === undefined) return undefined;
+      if (entry.untilMs > now()) return entry.factor;
+      entries.delete(key);
+      return undefined;
+    },
+    set(key: string, factor: number): void {
+      entries.set(key, { factor, untilMs: now() + ttlMs });
+      if (entries.size < sweepAt) return;
+      const nowMs = now();
+      for (const [each, entry] of entries) if (entry.untilMs <= nowMs) entries.delete(each);
+      sweepAt = Math.max(1024, entries.size * 2);
+    },
+  };
 }

@@ -14,7 +14,10 @@ export class AcquireTimeoutError extends SluiceError {
   }
 }
 
-/** Rejected by `acquire` when the key's queue already holds `maxQueueLength` waiters. Nothing was charged. */
+/**
+ * Rejected by `acquire` when the key's queue already holds `maxQueueLength` waiters, or the
+ * acquirer `maxWaiters` waiters of all keys together. Nothing was charged.
+ */
 export class QueueFullError extends SluiceError {
   constructor(message: string) {
     super('ERR_SLUICE_QUEUE_FULL', message);

@@ -1,9 +1,11 @@
 import type { Decision } from '../decision.js';
 import type { Limiter } from '../limiter.js';
+import { MAX_TIMER_MS } from '../validate.js';
 import { AcquireTimeoutError, CostOverLimitError } from './errors.js';
+import { type Linked, WaitList } from './wait-list.js';
 
 /** One call of `acquire` waiting for its units. */
-export interface Waiter {
+export interface Waiter extends Linked<Waiter> {
   /** Units asked for. */
   readonly units: number;
   /** Units charged for it: `units` times the key's learned scale, at most the limit. */
@@ -46,8 +48,11 @@ export interface QueueContext {
   readonly maxLatenessMs: number;
   /** Extra wait after a denial, drawn per wake-up, so a fleet's processes do not all call at the refill. */
   readonly jitterMs: () => number;
-  /** Reads the fleet-wide pause of a key (ms left), once per wake-up; absent without a pause store. */
-  readonly pausedForMs: ((key: string) => Promise<number>) | undefined;
+  /**
+   * Reads the fleet-wide pause of a key (ms left, at most the acquirer's `maxPauseMs`), once per
+   * wake-up; undefined when the store could not answer. Absent without a pause store.
+   */
+  readonly pausedForMs: ((key: string) => Promise<number | undefined>) | undefined;
   /**
    * Least time (ms) between two reads of a key's pause. Paced, a quarter of the booking horizon:
    * slots already booked up to the horizon are released without a read anyway, and the processes
@@ -65,10 +70,15 @@ export interface QueueContext {
  */
 export interface KeyQueue {
   readonly key: string;
-  readonly waiting: Waiter[];
+  readonly waiting: WaitList<Waiter>;
   readonly booked: Set<Waiter>;
   /** Local time before which nothing is asked for: a learned pause. */
   pausedUntilMs: number;
+  /**
+   * Whether the pause store holds the local pause (it was read there, or written and
+   * acknowledged), so that a read finding no pause there (another process resumed the key) lifts it.
+   */
+  pauseShared: boolean;
   /** Local time from which the pause store is read again. */
   pauseReadDueMs: number;
   /** Local time from which the store said the head could pass (last denial). */
@@ -84,9 +94,10 @@ export interface KeyQueue {
 export function createKeyQueue(key: string): KeyQueue {
   return {
     key,
-    waiting: [],
+    waiting: new WaitList(),
     booked: new Set(),
     pausedUntilMs: 0,
+    pauseShared: false,
     pauseReadDueMs: 0,
     availableAtMs: 0,
     scheduleEndMs: 0,
@@ -109,8 +120,7 @@ export function finish(waiter: Waiter, outcome: { decision: Decision } | { error
 
 /** Takes a waiter off the queue (abort, deadline) and lets an empty queue go. */
 export function withdraw(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, error: unknown): void {
-  const at = queue.waiting.indexOf(waiter);
-  if (at !== -1) queue.waiting.splice(at, 1);
+  queue.waiting.remove(waiter);
   if (waiter.booking !== undefined) {
     queue.booked.delete(waiter);
     clearTimeout(waiter.timer);
@@ -126,7 +136,7 @@ export function withdraw(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, err
 
 /** Clears the wake-up timer of a queue nobody waits on, and reports it idle. */
 export function settle(ctx: QueueContext, queue: KeyQueue): void {
-  if (queue.waiting.length > 0 || queue.calling) return;
+  if (queue.waiting.size > 0 || queue.calling) return;
   clearTimeout(queue.wake);
   queue.wake = undefined;
   if (queue.booked.size === 0) ctx.onIdle(queue);
@@ -152,18 +162,36 @@ export function pauseQueue(ctx: QueueContext, queue: KeyQueue, untilMs: number):
 }
 
 /**
+ * What the pause store said (ms left): a longer pause than this process knows holds it; no pause
+ * there lifts a local pause the store held (another process resumed the key), but not one this
+ * process could not share (the store then never acknowledged it).
+ */
+function readPause(ctx: QueueContext, queue: KeyQueue, pausedMs: number): void {
+  const nowMs = ctx.now();
+  if (pausedMs > 0) {
+    // Redis still holds a key in its last millisecond (PTTL 0): the pause ends one later.
+    const untilMs = nowMs + pausedMs + 1;
+    if (untilMs >= queue.pausedUntilMs) queue.pauseShared = true;
+    pauseQueue(ctx, queue, untilMs);
+  } else if (queue.pauseShared && queue.pausedUntilMs > nowMs) {
+    queue.pausedUntilMs = 0;
+    queue.pauseShared = false;
+  }
+}
+
+/**
  * The key's calls now cost `costOf(units)` (an upstream announced a lower rate): queued waiters
  * are repriced, and booked ones give up their slots (booked at the old spacing) to book again.
  */
 export function repriceQueue(ctx: QueueContext, queue: KeyQueue, costOf: (units: number) => number): void {
   forfeitBooked(ctx, queue, () => true);
-  for (const waiter of queue.waiting) waiter.cost = costOf(waiter.units);
+  for (let waiter = queue.waiting.head; waiter !== undefined; waiter = waiter.next) waiter.cost = costOf(waiter.units);
 }
 
 function forfeitBooked(ctx: QueueContext, queue: KeyQueue, forfeits: (slotMs: number) => boolean): void {
   const forfeited = [...queue.booked].filter((waiter) => waiter.booking && forfeits(waiter.booking.slot.atMs));
   for (const waiter of forfeited) unbook(ctx, queue, waiter);
-  queue.waiting.unshift(...forfeited);
+  queue.waiting.unshiftAll(forfeited);
 }
 
 /** A booked waiter gives its slot up (it stays spent) and waits as it did before booking. */
@@ -174,27 +202,40 @@ function unbook(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
   armDeadline(ctx, queue, waiter);
 }
 
-/** A waiter still queued at its deadline leaves, whatever the store said before. */
+/**
+ * A waiter still queued at its deadline leaves, whatever the store said before. A deadline past
+ * setTimeout's range (which would fire at once, with a `TimeoutOverflowWarning`) is reached in
+ * steps of the longest delay.
+ */
 export function armDeadline(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
   if (!Number.isFinite(waiter.deadlineMs)) return;
+  const leftMs = waiter.deadlineMs - ctx.now();
   waiter.timer = setTimeout(
-    () => timeOut(ctx, queue, waiter, Math.max(0, queue.availableAtMs - ctx.now())),
-    Math.max(0, waiter.deadlineMs - ctx.now()),
+    () =>
+      leftMs > MAX_TIMER_MS
+        ? armDeadline(ctx, queue, waiter)
+        : timeOut(ctx, queue, waiter, Math.max(0, queue.availableAtMs - ctx.now())),
+    timerDelayMs(leftMs),
   );
 }
 
-/** setTimeout's largest delay; longer ones would fire at once. A wake-up that early just asks again. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A delay setTimeout takes as it is: whole ms in 0..2^31 − 1 (longer would fire at once). An early wake-up just asks again. */
+export function timerDelayMs(delayMs: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(delayMs)));
+}
+
+/**
+ * Longest sleep (ms) of a paused or blocked key with waiters before it looks again, so that a
+ * pause lifted elsewhere (`resume`, `unblock`) reaches this process within it.
+ */
+export const PAUSE_RECHECK_MS = 1000;
 
 function scheduleWake(ctx: QueueContext, queue: KeyQueue, delayMs: number): void {
   clearTimeout(queue.wake);
-  queue.wake = setTimeout(
-    () => {
-      queue.wake = undefined;
-      pump(ctx, queue);
-    },
-    Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(delayMs))),
-  );
+  queue.wake = setTimeout(() => {
+    queue.wake = undefined;
+    pump(ctx, queue);
+  }, timerDelayMs(delayMs));
 }
 
 /** One wake-up: admits heads while the store admits them, then sleeps until the store's retry. */
@@ -204,23 +245,28 @@ async function drainQueue(ctx: QueueContext, queue: KeyQueue): Promise<void> {
   } finally {
     queue.calling = false;
     // A waiter that arrived while this wake-up was ending found it busy: it is served now.
-    if (queue.waiting.length > 0 && queue.wake === undefined) pump(ctx, queue);
+    if (queue.waiting.size > 0 && queue.wake === undefined) pump(ctx, queue);
     else settle(ctx, queue);
   }
 }
 
 async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<void> {
-  if (ctx.pausedForMs !== undefined && queue.waiting.length > 0 && ctx.now() >= queue.pauseReadDueMs) {
+  // Paused, every wake-up reads (they are PAUSE_RECHECK_MS apart): it is how a resume elsewhere arrives.
+  const due = ctx.now() >= queue.pauseReadDueMs || queue.pausedUntilMs > ctx.now();
+  if (ctx.pausedForMs !== undefined && queue.waiting.size > 0 && due) {
     queue.pauseReadDueMs = ctx.now() + ctx.pauseReadIntervalMs;
     const pausedMs = await ctx.pausedForMs(queue.key);
-    // Redis still holds a key in its last millisecond (PTTL 0): the pause ends one later.
-    if (pausedMs > 0) pauseQueue(ctx, queue, ctx.now() + pausedMs + 1);
+    if (pausedMs !== undefined) readPause(ctx, queue, pausedMs);
   }
   for (;;) {
-    const head = queue.waiting[0];
+    const head = queue.waiting.head;
     if (head === undefined) return;
     const nowMs = ctx.now();
-    if (queue.pausedUntilMs > nowMs) return scheduleWake(ctx, queue, queue.pausedUntilMs - nowMs);
+    if (queue.pausedUntilMs > nowMs) {
+      // With a pause store, look again within PAUSE_RECHECK_MS: another process may have resumed the key.
+      const recheckMs = ctx.pausedForMs === undefined ? Number.POSITIVE_INFINITY : PAUSE_RECHECK_MS;
+      return scheduleWake(ctx, queue, Math.min(queue.pausedUntilMs - nowMs, recheckMs));
+    }
     if (ctx.paceIntervalMs > 0 && queue.scheduleEndMs - head.cost * ctx.paceIntervalMs > head.deadlineMs) {
       // The booked schedule only grows, so this slot is already later than the waiter can wait.
       timeOut(ctx, queue, head, queue.scheduleEndMs - nowMs);
@@ -234,7 +280,7 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
       decision = await ctx.limiter.limit(queue.key, { cost });
     } catch (error) {
       // The store could not decide: the head gets the error, the next one gets a fresh call.
-      if (queue.waiting[0] === head) queue.waiting.shift();
+      queue.waiting.remove(head);
       finish(head, { error });
       continue;
     }
@@ -242,7 +288,7 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
     if (ctx.paceIntervalMs > 0) queue.scheduleEndMs = repliedMs + decision.resetAfterMs;
     if (decision.allowed) {
       admitBatch(ctx, queue, batch, decision, slotOf(ctx, decision, cost, askedMs, repliedMs));
-      const nextUnits = ctx.paceIntervalMs > 0 && queue.waiting.length > 0 ? unitsOf(batchOf(ctx, queue)) : 0;
+      const nextUnits = ctx.paceIntervalMs > 0 && queue.waiting.size > 0 ? unitsOf(batchOf(ctx, queue)) : 0;
       if (decision.remaining < nextUnits) {
         // Known without asking: the next batch does not fit. Sleep until a batch of slots is free again.
         return scheduleWake(ctx, queue, refillWaitMs(ctx, decision, nextUnits) + ctx.jitterMs());
@@ -250,7 +296,7 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
       continue;
     }
     if (!Number.isFinite(decision.retryAfterMs) && batch.length === 1) {
-      if (queue.waiting[0] === head) queue.waiting.shift();
+      queue.waiting.remove(head);
       finish(head, { error: new CostOverLimitError(`cost ${head.cost} can never be admitted on '${queue.key}'`) });
       continue;
     }
@@ -258,12 +304,14 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
     const headRetryMs = Math.max(0, decision.retryAfterMs - (cost - head.cost) * ctx.paceIntervalMs);
     queue.availableAtMs = repliedMs + headRetryMs;
     // Nobody behind the head can pass before it: whoever cannot wait that long is told now.
-    for (const waiter of [...queue.waiting]) {
+    for (const waiter of queue.waiting.toArray()) {
       if (waiter.deadlineMs < queue.availableAtMs) timeOut(ctx, queue, waiter, headRetryMs);
     }
-    if (queue.waiting.length === 0) return;
+    if (queue.waiting.size === 0) return;
     const waitMs = ctx.paceIntervalMs > 0 ? refillWaitMs(ctx, decision, cost) : decision.retryAfterMs;
-    return scheduleWake(ctx, queue, waitMs + ctx.jitterMs());
+    // A block can be lifted (`unblock`) before it ends: a blocked key looks again as a paused one does.
+    const recheckMs = decision.reason === 'blocked' ? PAUSE_RECHECK_MS : Number.POSITIVE_INFINITY;
+    return scheduleWake(ctx, queue, Math.min(waitMs + ctx.jitterMs(), recheckMs));
   }
 }
 
@@ -274,11 +322,11 @@ async function admitWhileAllowed(ctx: QueueContext, queue: KeyQueue): Promise<vo
  * wait for its last unit and then release them all at once).
  */
 function batchOf(ctx: QueueContext, queue: KeyQueue): Waiter[] {
-  const [head] = queue.waiting as [Waiter];
+  const head = queue.waiting.head as Waiter;
   if (ctx.paceIntervalMs === 0) return [head];
   const batch = [head];
   let units = head.cost;
-  for (const waiter of queue.waiting.slice(1)) {
+  for (let waiter = head.next; waiter !== undefined; waiter = waiter.next) {
     if (units + waiter.cost > ctx.refillUnits) break;
     batch.push(waiter);
     units += waiter.cost;
@@ -297,7 +345,7 @@ function unitsOf(batch: readonly Waiter[]): number {
  */
 function admitBatch(ctx: QueueContext, queue: KeyQueue, batch: Waiter[], decision: Decision, first: Slot): void {
   const present = new Set(batch.filter((waiter) => !waiter.done));
-  queue.waiting.splice(0, queue.waiting.length, ...queue.waiting.filter((waiter) => !present.has(waiter)));
+  for (const waiter of present) queue.waiting.remove(waiter);
   let offsetMs = 0;
   for (const waiter of batch) {
     const slot = { atMs: first.atMs + offsetMs, latestMs: first.latestMs + offsetMs };
@@ -359,7 +407,7 @@ function admit(ctx: QueueContext, queue: KeyQueue, waiter: Waiter, decision: Dec
     release(ctx, queue, waiter);
     return;
   }
-  waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(delayMs));
+  waiter.timer = setTimeout(() => release(ctx, queue, waiter), timerDelayMs(delayMs));
 }
 
 function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
@@ -369,13 +417,15 @@ function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
   if (nowMs > booking.slot.latestMs) {
     // Too late for its slot (this process stalled, or the store's reply was slow): book again.
     unbook(ctx, queue, waiter);
-    queue.waiting.unshift(waiter);
+    queue.waiting.unshiftAll([waiter]);
     pump(ctx, queue);
     return;
   }
-  // Two timers that fire late together would release a burst: this process keeps its own releases T apart.
-  if (queue.nextReleaseMs > nowMs) {
-    waiter.timer = setTimeout(() => release(ctx, queue, waiter), Math.ceil(queue.nextReleaseMs - nowMs));
+  // Two timers that fire late together would release a burst: this process keeps its own releases
+  // T apart. Never before the slot either (a slot past setTimeout's range is reached in steps).
+  const notBeforeMs = Math.max(queue.nextReleaseMs, booking.slot.atMs);
+  if (notBeforeMs > nowMs) {
+    waiter.timer = setTimeout(() => release(ctx, queue, waiter), timerDelayMs(notBeforeMs - nowMs));
     return;
   }
   // With a lateness bound, slots alone keep releases apart (each lies within maxLatenessMs of its
@@ -397,9 +447,10 @@ function release(ctx: QueueContext, queue: KeyQueue, waiter: Waiter): void {
  * later units in one slot, so a slot nobody takes stays spent (the fleet sends one call fewer).
  */
 function handOver(ctx: QueueContext, queue: KeyQueue, decision: Decision, units: number, slot: Slot): void {
-  const heir = queue.waiting.find((waiter) => waiter.cost <= units && waiter.deadlineMs >= slot.atMs);
+  let heir = queue.waiting.head;
+  while (heir !== undefined && !(heir.cost <= units && heir.deadlineMs >= slot.atMs)) heir = heir.next;
   if (heir !== undefined) {
-    queue.waiting.splice(queue.waiting.indexOf(heir), 1);
+    queue.waiting.remove(heir);
     admit(ctx, queue, heir, decision, slot);
     return;
   }

@@ -12,8 +12,10 @@ import { checkKey } from '../validate.js';
 export interface PauseStore {
   /** Pauses `key` for `durationMs` from now; a pause already running longer is kept. */
   pause(key: string, durationMs: number): Promise<void>;
-  /** Milliseconds until `key`'s pause ends; 0 when it is not paused. */
+  /** Milliseconds until `key`'s pause ends; 0 when it is not paused. Rejects when the store cannot answer. */
   pausedForMs(key: string): Promise<number>;
+  /** Ends `key`'s pause (none: nothing changes). Without it, an acquirer's `resume` lifts only its own pause and the limiter's block. */
+  resume?(key: string): Promise<void>;
 }
 
 /** Options of {@link createRedisPauseStore}. */
@@ -34,10 +36,14 @@ if left < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) 
 return 0`);
 // KEYS[1] the pause key. PTTL: -2 when absent (no pause), -1 never (every write sets a TTL).
 const readScript = defineScript(`return redis.call('PTTL', KEYS[1])`);
+// KEYS[1] the pause key, deleted: the pause ends for every process at its next read.
+const resumeScript = defineScript(`redis.call('DEL', KEYS[1])
+return 0`);
 
 /**
  * A {@link PauseStore} in Redis: one key per paused key with a TTL of the pause, so it vanishes
- * by itself. A store that cannot answer counts as no pause (the upstream's next 429 says again).
+ * by itself, or `resume` deletes it. Its calls reject with `StoreUnavailableError` when Redis
+ * cannot answer; an acquirer then keeps what it knew (the upstream's next 429 says again).
  *
  * @throws {ConfigError} on an unusable client, or a `prefix` that is not a string or holds `{` or `}`.
  * @example
@@ -68,8 +74,15 @@ export function createRedisPauseStore(options: RedisPauseStoreOptions): PauseSto
       });
     },
     async pausedForMs(key) {
-      const left = await runScript(client, await readScript, [redisKeyOf(key)], []).catch(() => 0);
+      const left = await runScript(client, await readScript, [redisKeyOf(key)], []).catch((error: unknown) => {
+        throw new StoreUnavailableError('Redis could not read the pause', error);
+      });
       return typeof left === 'number' && left > 0 ? left : 0;
+    },
+    async resume(key) {
+      await runScript(client, await resumeScript, [redisKeyOf(key)], []).catch((error: unknown) => {
+        throw new StoreUnavailableError('Redis could not end the pause', error);
+      });
     },
   };
 }
@@ -96,6 +109,10 @@ export function createMemoryPauseStore(now: () => number = () => performance.now
       if (left > 0) return left;
       ends.delete(key);
       return 0;
+    },
+    async resume(key) {
+      checkKey(key);
+      ends.delete(key);
     },
   };
 }

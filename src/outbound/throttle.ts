@@ -17,7 +17,9 @@ export interface ThrottleOptions<A extends unknown[], R> {
   signal?: (...args: A) => AbortSignal | undefined;
   /**
    * The upstream's response within the result (a `fetch` `Response` is one as it is): its 429s,
-   * `Retry-After` and RateLimit headers then pause the key fleet-wide and lower its rate.
+   * `Retry-After` and RateLimit headers then pause the key fleet-wide and lower its rate. A
+   * mapper that throws, or a response without `headers` (its status still counts), never
+   * replaces the call's result.
    */
   response?: (result: R) => UpstreamResponse | undefined;
   /**
@@ -89,26 +91,28 @@ export function throttle<A extends unknown[], R>(
     try {
       result = await fn(...args);
     } catch (error) {
-      if (errorResponse !== undefined) learnFromError(acquirer, callKey, errorResponse, error);
+      if (errorResponse !== undefined) learnFrom(acquirer, callKey, errorResponse, error);
       throw error;
     }
-    const seen = response?.(result);
-    if (seen !== undefined) learnFromUpstream(acquirer, callKey, seen);
+    if (response !== undefined) learnFrom(acquirer, callKey, response, result);
     return result;
   };
 }
 
-function learnFromError(
+/**
+ * Learns from the response `map` finds in the call's result or error. What the call returned or
+ * threw is the caller's: a mapper that throws, or a response that cannot be read, is ignored.
+ */
+function learnFrom<T>(
   acquirer: Acquirer,
   key: string,
-  errorResponse: (error: unknown) => UpstreamResponse | undefined,
-  error: unknown,
+  map: (outcome: T) => UpstreamResponse | undefined,
+  outcome: T,
 ): void {
-  let seen: UpstreamResponse | undefined;
   try {
-    seen = errorResponse(error);
+    const seen = map(outcome);
+    if (seen !== undefined) learnFromUpstream(acquirer, key, seen);
   } catch {
-    return;
+    // Ignored, as documented on `response` and `errorResponse`.
   }
-  if (seen !== undefined) learnFromUpstream(acquirer, key, seen);
 }

@@ -26,7 +26,16 @@ export interface UpstreamSignal {
 /** A 429 or 503 that names no wait pauses this long. */
 const DEFAULT_PAUSE_MS = 1000;
 
-function readerOf(headers: HeaderSource): HeaderReader {
+/**
+ * Share of an announced rate an acquirer calls at: the margin docs/outbound.md tells users to
+ * leave under a configured upstream (9.6/s for 10/s), so jitter between release and arrival is
+ * absorbed for a learned rate too.
+ */
+const LEARNED_RATE_SHARE = 0.96;
+
+function readerOf(headers: HeaderSource | undefined): HeaderReader {
+  // A mapper that left `headers` out (or gave null) is a response with no headers: its status still counts.
+  if (typeof headers !== 'object' || headers === null) return () => undefined;
   if (typeof headers.get === 'function') {
     const source = headers as { get(name: string): string | null };
     return (name) => source.get(name) ?? undefined;
@@ -40,10 +49,11 @@ function readerOf(headers: HeaderSource): HeaderReader {
 }
 
 /**
- * Reads a response: a 429 (or 503) pauses for its `Retry-After`, else until the reset of an
- * exhausted limit, else 1 s; any response announcing a limit with `remaining` 0 pauses until its
- * reset; the announced quota ÷ window gives the upstream's rate. Parsed by `sluice/http`'s own
- * header module, so what Sluice writes it reads; malformed values count as absent.
+ * Reads a response: a 429 (or 503) pauses for its `Retry-After`, else until the readable reset
+ * of an exhausted limit, else 1 s; any response announcing a limit with `remaining` 0 pauses until
+ * its reset; the announced quota ÷ window gives the upstream's rate. Parsed by `sluice/http`'s own
+ * header module, so what Sluice writes it reads; malformed values count as absent. `pauseMs` is
+ * what the upstream asked, uncapped: the acquirer cuts it to its `maxPauseMs`.
  * @example
  * ```ts
  * import { readUpstream } from 'sluice/outbound';
@@ -55,7 +65,11 @@ function readerOf(headers: HeaderSource): HeaderReader {
 export function readUpstream(response: UpstreamResponse, epochNowMs: number): UpstreamSignal {
   const read = readerOf(response.headers);
   const limits = parseRateLimitHeaders(read, epochNowMs);
-  const resets = limits.filter((limit) => limit.remaining === 0).map((limit) => (limit.resetSeconds ?? 0) * 1000);
+  // An exhausted limit whose reset is unreadable says nothing about the wait: a refusal then
+  // pauses the default, as one that names no wait at all.
+  const resets = limits.flatMap((limit) =>
+    limit.remaining === 0 && limit.resetSeconds !== undefined ? [limit.resetSeconds * 1000] : [],
+  );
   const exhaustedMs = resets.length > 0 ? Math.max(...resets) : undefined;
   const refused = response.status === 429 || response.status === 503;
   const pauseMs = refused
@@ -68,11 +82,12 @@ export function readUpstream(response: UpstreamResponse, epochNowMs: number): Up
 }
 
 /**
- * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait (a 429 or
- * 503 always; a served call announcing an exhausted limit only when it names no rate), and
- * honours an announced rate lower than the acquirer's by charging more units per call. A higher
- * one is followed only when the acquirer has `followHigherRates` (and a `unitCost` above 1 to
- * leave room): the limiter's own rate stays the ceiling.
+ * Applies what a response said to `key`: pauses it fleet-wide for the upstream's wait, at most
+ * the acquirer's `maxPauseMs` (a 429 or 503 always; a served call announcing an exhausted limit
+ * only when it names no rate), and follows an announced rate, less a 4 % margin, by charging more units per call. The learned rate replaces the
+ * last one learned and holds `maxPauseMs` unless a response repeats it. A rate higher than the
+ * acquirer's is followed only when it has `followHigherRates` (and a `unitCost` above 1 to leave
+ * room): the limiter's own rate stays the ceiling.
  * @example
  * ```ts
  * import { createMemoryLimiter, gcra } from 'sluice';
@@ -91,9 +106,11 @@ export function learnFromUpstream(acquirer: Acquirer, key: string, response: Ups
   // seconds would stop the fleet once per window. A refusal always pauses.
   const refused = response.status === 429 || response.status === 503;
   if (signal.pauseMs > 0 && (refused || signal.ratePerMs === undefined)) acquirer.pause(key, Math.ceil(signal.pauseMs));
-  // The acquirer keeps the factor only if it is higher, or (followHigherRates) not below 1.
+  // The acquirer raises the factor to its unitCost (or, with followHigherRates, 1) at least. The
+  // tolerance keeps an exact ratio (9.6/s against 5/s less 4 %: 2) from rounding up a whole unit.
   if (signal.ratePerMs !== undefined && signal.ratePerMs > 0) {
-    acquirer.scale(key, Math.max(1, Math.ceil(acquirer.ratePerMs / signal.ratePerMs)));
+    const ratio = acquirer.ratePerMs / (signal.ratePerMs * LEARNED_RATE_SHARE);
+    acquirer.scale(key, Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, Math.ceil(ratio - 1e-9))));
   }
   return signal;
 }

@@ -37,10 +37,11 @@ describe('throttle learning from real responses', () => {
     await call(`RateLimit-Policy=${encodeURIComponent('"api";q=1000;w=1')}`);
     await call('');
     expect(counted.charged).toBe(2);
-    // 5 per second announced against 20 configured: 4 units per call from now on.
+    // 5 per second announced against 20 configured: 20 ÷ (5 × 96 %) = 4.17, so 5 units per call
+    // from now on (4/s: the margin left under a learned rate as under a configured one).
     await call(`RateLimit-Policy=${encodeURIComponent('"api";q=5;w=1')}`);
     await call('');
-    expect(counted.charged).toBe(2 + 1 + 4);
+    expect(counted.charged).toBe(2 + 1 + 5);
     acquirer.close();
   });
 
@@ -48,9 +49,9 @@ describe('throttle learning from real responses', () => {
     const { counted, acquirer, call } = throttledFetch();
     const exhausted = `RateLimit=${encodeURIComponent('"api";r=0;t=2')}`;
     await call(`RateLimit-Policy=${encodeURIComponent('"api";q=5;w=1')}&${exhausted}`);
-    // The learned rate (4 units per call) already spaces the calls: no 2 s pause on top.
+    // The learned rate (5 units per call) already spaces the calls: no 2 s pause on top.
     await expect(acquirer.acquire('api', { maxWaitMs: 1000 })).resolves.toMatchObject({ allowed: true });
-    expect(counted.charged).toBe(1 + 4);
+    expect(counted.charged).toBe(1 + 5);
     // Exhausted without a rate, the reset is all there is to go by: the key pauses.
     await call(`X-RateLimit-Remaining=0&X-RateLimit-Reset=2`);
     const calls = counted.calls;
@@ -79,10 +80,11 @@ describe('throttle learning from real responses', () => {
       acquirer.close();
       return charges;
     };
-    // Opted in: 20/s announced → 5 units per call; 1000/s → 1 (the limiter's 100/s is the ceiling); 5/s → 20.
-    expect(await run(true)).toEqual([10, 5, 5, 1, 1, 20]);
+    // Opted in, each less the 4 % margin: 20/s announced → 6 units per call (16.7/s); 1000/s → 1
+    // (the limiter's 100/s is the ceiling); 5/s → 21 (4.76/s).
+    expect(await run(true)).toEqual([10, 6, 6, 1, 1, 21]);
     // By default a higher announced rate is ignored; a lower one is honoured.
-    expect(await run(false)).toEqual([10, 10, 10, 10, 10, 20]);
+    expect(await run(false)).toEqual([10, 10, 10, 10, 10, 21]);
     expect(() =>
       createAcquirer(createMemoryLimiter({ algorithm: gcra({ limit: 5, periodMs: 1000 }) }), { unitCost: 6 }),
     ).toThrow(/unitCost/);

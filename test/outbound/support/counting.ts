@@ -7,27 +7,40 @@ export interface Counted {
   calls: number;
   /** Units admitted minus units refunded. */
   charged: number;
+  /** `limit` and `refund` calls sent and not yet answered: until 0, the store may hold units `charged` does not count yet. */
+  pending: number;
 }
 
 export function counting(inner: Limiter): Counted {
   const counted: Counted = {
     calls: 0,
     charged: 0,
+    pending: 0,
     limiter: {
       algorithm: inner.algorithm,
       async limit(key: string, options?: LimitOptions): Promise<Decision> {
         counted.calls++;
-        const decision = await inner.limit(key, options);
-        if (decision.allowed) counted.charged += options?.cost ?? 1;
-        return decision;
+        counted.pending++;
+        try {
+          const decision = await inner.limit(key, options);
+          if (decision.allowed) counted.charged += options?.cost ?? 1;
+          return decision;
+        } finally {
+          counted.pending--;
+        }
       },
       peek: (key) => inner.peek(key),
       reset: (key) => inner.reset(key),
       close: () => inner.close(),
       ...(inner.refund && {
         async refund(key: string, units: number) {
-          await inner.refund?.(key, units);
-          counted.charged -= units;
+          counted.pending++;
+          try {
+            await inner.refund?.(key, units);
+            counted.charged -= units;
+          } finally {
+            counted.pending--;
+          }
         },
       }),
     },
