@@ -60,7 +60,8 @@ export interface LeasedLimiter extends Limiter {
  * 7. `remaining` = unspent local units + the remote's remaining (as last heard, regenerated
  *    since), clamped to 0..limit; retry-after is the remote's; reset-after is the remote's
  *    without the slots of the units held here (GCRA, token bucket), as if they were returned.
- * 8. `stats()` counts requests, remote calls, local hits, cached denials, leases, returns.
+ * 8. `stats()` counts requests, remote calls, local hits, cached denials, leases, returns, and
+ *    balances: leased + refunded = spent + held + expired + returned + dropped units.
  *
  * Beyond the seed: {@link LeasedLimiter.tryLimit} decides synchronously; unspent units are
  * returned to the remote on idle (`returnIdleMs`), on `close()` and on eviction, when the
@@ -70,9 +71,12 @@ export interface LeasedLimiter extends Limiter {
  * exactly when its remote has: debt spends the key's local lease first, the rest on the remote.
  *
  * Per-call `params` (a plan's numbers): each set is leased apart, under its own numbers, in
- * leases of at most its limit; a key's units leased under other numbers are given back at its
- * first call under new ones (refunded when the remote takes refunds, else dropped), so a plan
- * change is honoured on an instance at its next call for the key (docs/leasing.md).
+ * leases of at most its limit, and `peek` and `refund` carry them; a key holds units under one set
+ * at a time, in one table bounded by `maxKeys`. A key's units leased under other numbers are
+ * given back at its first call under new ones (refunded when the remote takes refunds, else
+ * dropped, counted in `droppedUnits`, and the key's next leases shrink by them until the remote
+ * has them back: at most one lease lost per key, whatever the switching), so a plan change is
+ * honoured on an instance at its next call for the key (docs/leasing.md).
  *
  * Accuracy (docs/leasing.md): for GCRA and token bucket, fleet-wide admissions over any interval
  * Δ stay within burst + ⌊Δ/T⌋ for any number of instances, because units are leased before they
