@@ -36,9 +36,10 @@ export interface Limiter {
    * Spends `units` of `key` without the admission check, as debt that delays the key's next
    * admissions (a reservation settled above its estimate): never a denial, however far past
    * empty. Present when the algorithm has `algorithm.charge` (GCRA, token bucket), on the memory
-   * and Redis stores (one atomic script) and on the layers that wrap them. Rejects like `refund`.
+   * and Redis stores (one atomic script) and on the layers that wrap them. Pass the `params` of
+   * the call whose debt it is: the units are that call's algorithm's. Rejects like `refund`.
    */
-  charge?(key: string, units: number): Promise<void>;
+  charge?(key: string, units: number, options?: ParamsOptions): Promise<void>;
   /**
    * The algorithm a call with `params` (see `LimitOptions.params`) decides with, e.g. for the
    * RateLimit-Policy header of that call. Present on limiters that honour per-call params (every

@@ -202,13 +202,15 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       return refundUnits(lane.context, state, key, units);
     };
   }
-  // Debt spends the local lease first, the rest goes to the remote (docs/leasing.md); it is
-  // charged under the limiter's own numbers, so it spends the base lane's units.
+  // Debt spends the local lease first, the rest goes to the remote (docs/leasing.md), under the
+  // numbers of its params: it spends only units held under them, and moves no key to their lane.
   if (typeof remote.charge === 'function') {
-    leased.charge = async (key, units) => {
+    leased.charge = async (key, units, chargeOptions) => {
       checkKey(key);
-      const state = lanes.stateOf(lanes.base, key);
-      return chargeUnits(lanes.base.context, state ?? undefined, key, units);
+      const lane = laneOf(lanes, chargeOptions);
+      if (lane === undefined) return remote.charge?.(key, units, chargeOptions);
+      const state = table.get(key);
+      return chargeUnits(lane.context, state?.lane === lane.context ? state : undefined, key, units);
     };
   }
   const { algorithmFor: remoteAlgorithmFor } = remote;

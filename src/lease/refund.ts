@@ -66,5 +66,5 @@ export async function chargeUnits(
   }
   if (rest === 0) return;
   const charge = context.remote.charge as NonNullable<typeof context.remote.charge>;
-  await charge.call(context.remote, key, rest);
+  await charge.call(context.remote, key, rest, context.params && { params: context.params });
 }

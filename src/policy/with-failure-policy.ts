@@ -144,9 +144,9 @@ export function withFailurePolicy(limiter: Limiter, options: FailurePolicyOption
   }
   const { charge } = limiter;
   if (charge) {
-    policyLimiter.charge = async (key, units) => {
+    policyLimiter.charge = async (key, units, chargeOptions) => {
       checkKey(key);
-      await guarded(wrapped, () => charge.call(limiter, key, units), `charge '${key}'`);
+      await guarded(wrapped, () => charge.call(limiter, key, units, chargeOptions), `charge '${key}'`);
     };
   }
   const { algorithmFor: innerAlgorithmFor } = limiter;

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createLeasedLimiter,
   createMemoryLimiter,
@@ -9,8 +9,16 @@ import {
 } from '../../src/index.js';
 import { instrument } from '../../src/observability/index.js';
 import { withFailurePolicy } from '../../src/policy/index.js';
-import { T0 } from '../algorithms/stores.js';
+import { createRedisLimiter } from '../../src/stores/redis/index.js';
+import { freshPrefix, T0 } from '../algorithms/stores.js';
 import { createMeters } from '../observability/support/metrics.js';
+import { type RedisServer, startRedis } from '../support/redis-server.js';
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedis();
+});
+afterAll(() => server.stop());
 
 // `peek` and `refund` carry a call's params through every layer of a stack, so that the numbers
 // read or given back are the call's own, never the limiter's defaults.
@@ -59,6 +67,39 @@ describe.each(stacks)('params through %s', (_name, stack) => {
     // 3 pro units (60 ms each) back; under the base numbers (6 s a unit) it would be fresh.
     expect(await remote.peek('k', { params: pro })).toMatchObject({ remaining: 995 });
     await limiter.close();
+  });
+
+  it("charge spends debt under the call's numbers", async () => {
+    const nowMs = T0;
+    const remote = createMemoryLimiter({ algorithm: gcra(base), clock: () => nowMs, pruneIntervalMs: 0 });
+    const limiter = stack(remote, () => nowMs);
+    for (let i = 0; i < 8; i++) await limiter.limit('k', { params: pro });
+    await limiter.charge?.('k', 3, { params: pro });
+    // 10 leased (8 spent, 2 held) and 3 owed: the 2 held pay first, 1 goes to the remote, at 60 ms
+    // each. Before: charged under the base numbers (6 s each), the remote held 889 for pro.
+    expect(await remote.peek('k', { params: pro })).toMatchObject({ remaining: 989 });
+    expect(await limiter.peek('k', { params: pro })).toMatchObject({ remaining: 989 });
+    await limiter.close();
+  });
+});
+
+const stores: [string, (clock: () => number) => Limiter][] = [
+  ['memory', (clock) => createMemoryLimiter({ algorithm: gcra(base), clock, pruneIntervalMs: 0 })],
+  [
+    'redis',
+    (clock) =>
+      createRedisLimiter({ client: server.connect(), algorithm: gcra(base), clock, prefix: freshPrefix('layers') }),
+  ],
+];
+
+describe.each(stores)('charge under params on the %s store', (_name, build) => {
+  it("spends the call's units", async () => {
+    const nowMs = T0;
+    const store = build(() => nowMs);
+    await store.charge?.('k', 3, { params: pro });
+    // Before: 3 units of the base numbers (6 s each): pro would hold 700.
+    expect(await store.peek('k', { params: pro })).toMatchObject({ remaining: 997 });
+    await store.close();
   });
 });
 

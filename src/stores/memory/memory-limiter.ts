@@ -219,13 +219,14 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
       };
   // Only fixed-size states take a charge (the algorithms with a refund).
   const charge = growth ? undefined : algorithm.charge;
-  const chargeSync = (key: string, units: number): void => {
+  const chargeSync = (key: string, units: number, chargeOptions?: ParamsOptions): void => {
     checkKey(key);
     costOf({ cost: units });
+    const core = resolve(chargeOptions);
     const nowMs = readClock(clock);
     if (charge === undefined || units === 0) return;
     const slot = slotWithRoom(key, units, nowMs);
-    charge(table.state(), offsetOf(slot), nowMs, units);
+    core.charge?.(table.state(), offsetOf(slot), nowMs, units);
   };
   const penalize = algorithm.charge ?? algorithm.penalty;
   const reward = refund ?? algorithm.reward;
@@ -293,7 +294,10 @@ export function createMemoryLimiter(options: MemoryLimiterOptions): MemoryLimite
         refundSync(key, units, refundOptions),
     }),
     algorithmFor: (params) => algorithmFor(algorithm, params),
-    ...(charge && { charge: async (key: string, units: number) => chargeSync(key, units) }),
+    ...(charge && {
+      charge: async (key: string, units: number, chargeOptions?: ParamsOptions) =>
+        chargeSync(key, units, chargeOptions),
+    }),
     block: async (key, durationMs) => admin.block(key, durationMs),
     unblock: async (key) => admin.unblock(key),
     penalty: async (key, units) => admin.penalty(key, units),

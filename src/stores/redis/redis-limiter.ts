@@ -289,12 +289,12 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
       },
     }),
     ...(chargeScript && {
-      async charge(key: string, units: number) {
+      async charge(key: string, units: number, chargeOptions?: ParamsOptions) {
         const redisKey = redisKeyOf(key);
+        const params = coreOf(chargeOptions).scriptParams;
         if (costOf({ cost: units }) === 0) return;
         // Decisions queued before the charge are applied before it, as they would be unbatched.
         await batcher?.drain();
-        const params = algorithm.scriptParams;
         await runScript(clients.charge, chargeScript, [redisKey], [nowArg(), ...params, units]).catch(failedTo.charge);
       },
     }),
