@@ -70,7 +70,8 @@ export interface Limiter {
   penalty?(key: string, units: number): Promise<void>;
   /**
    * Gives `units` back to `key` (never past fresh) and tells every instance, so leased
-   * instances drop cached refusals. Rejects like `penalty`.
+   * instances drop cached refusals and give back the units they hold: with them, the key's
+   * total stays within fresh (docs/leasing.md). Rejects like `penalty`.
    */
   reward?(key: string, units: number): Promise<void>;
   /**
@@ -93,8 +94,9 @@ export type InvalidationListener = (key: string | undefined, change?: Invalidati
 
 /**
  * How a key changed. After `'reset'` and `'invalidate'` (a new limit, say) units admitted before
- * no longer count, so a leased instance drops the units it holds; after `'block'`, `'unblock'`
- * and `'reward'` they stay spent, so it keeps them and asks the remote once before spending more.
+ * no longer count, so a leased instance drops the units it holds; after `'reward'` it gives them
+ * back (the key's total, held and stored, stays within fresh); after `'block'` and `'unblock'`
+ * they stay spent, so it keeps them and asks the remote once before spending more.
  */
 export type InvalidationChange = 'reset' | 'block' | 'unblock' | 'reward' | 'invalidate';
 

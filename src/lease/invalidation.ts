@@ -2,6 +2,7 @@ import type { InvalidationChange, Limiter } from '../limiter.js';
 import type { Warner } from '../warnings.js';
 import type { KeyState } from './key-state.js';
 import type { KeyTable } from './key-table.js';
+import type { Returns } from './returns.js';
 import type { LeaseCounters } from './stats.js';
 
 /*
@@ -14,17 +15,27 @@ import type { LeaseCounters } from './stats.js';
 /**
  * Forgets what this instance knows of `state`'s key: the next request asks the remote. Held
  * units are dropped after a `reset` or `invalidate` (admissions before them no longer count, so
- * spending them would over-admit); after any other change they stay spent and are kept, and the
+ * spending them would over-admit); given back after a `reward` (returned to the remote, which
+ * never goes past fresh, or dropped when it takes no refunds), so that the key's total, held and
+ * remote, stays within fresh; after a `block` or `unblock` they stay spent and are kept, and the
  * next request asks the remote once (cost 0) whether the key is blocked before spending them. A
  * lease in flight still answers its requests; what its reply leaves behind is treated as held
- * units are: dropped after a reset, kept and asked about before use after any other change, and
- * no refusal or block from it is kept (`epoch`, `resets`).
+ * units are, and no refusal or block from it is kept (`epoch`, `resets`, `rewards`).
  */
-export function forget(state: KeyState, counters: LeaseCounters, change: InvalidationChange | undefined): void {
+export function forget(
+  key: string,
+  state: KeyState,
+  counters: LeaseCounters,
+  returns: Returns,
+  change: InvalidationChange | undefined,
+): void {
   if (change === 'reset' || change === 'invalidate') {
     counters.expiredUnits += state.units;
     state.units = 0;
     state.resets++;
+  } else if (change === 'reward') {
+    void returns.takeBack(key, state);
+    state.rewards++;
   }
   state.deniedUnits = 0;
   state.blockedUntilMs = 0;
@@ -33,13 +44,14 @@ export function forget(state: KeyState, counters: LeaseCounters, change: Invalid
 }
 
 /**
- * Subscribes `tables` (one per lane) to the remote's invalidations; returns the unsubscribe. A
+ * Subscribes the limiter's `table` to the remote's invalidations; returns the unsubscribe. A
  * remote without them is warned about: other instances' changes would never reach this one.
  */
 export function followInvalidations(
   remote: Limiter,
-  tables: () => Iterable<KeyTable>,
+  table: KeyTable,
   counters: LeaseCounters,
+  returns: Returns,
   warn: Warner,
 ): () => void {
   const invalidations = remote.invalidations;
@@ -52,13 +64,11 @@ export function followInvalidations(
   }
   return invalidations.subscribe((key, change) => {
     counters.invalidations++;
-    for (const table of tables()) {
-      if (key === undefined) {
-        for (const [, state] of table.entries()) forget(state, counters, change);
-        continue;
-      }
-      const state = table.get(key);
-      if (state) forget(state, counters, change);
+    if (key === undefined) {
+      for (const [each, state] of table.entries()) forget(each, state, counters, returns, change);
+      return;
     }
+    const state = table.get(key);
+    if (state) forget(key, state, counters, returns, change);
   });
 }

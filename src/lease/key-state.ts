@@ -1,4 +1,5 @@
 import type { Decision } from '../decision.js';
+import type { LeaseContext } from './remote-lease.js';
 import type { RemoteView } from './remote-model.js';
 
 /** A request waiting for the key's lease in flight. */
@@ -18,6 +19,8 @@ export interface Waiter {
  * {@link dropExpired} enforces.
  */
 export interface KeyState extends RemoteView {
+  /** The lane (one set of the remote's numbers) the key's units are leased under. */
+  readonly lane: LeaseContext;
   /** Leased units not yet served; trust only after {@link dropExpired}. */
   units: number;
   /** A lower bound on when the remote's schedule reaches the last held unit. */
@@ -39,6 +42,16 @@ export interface KeyState extends RemoteView {
   epoch: number;
   /** Counts those of them that dropped the key's held units (`reset`, `invalidate`). */
   resets: number;
+  /** Counts those of them that gave the key's held units back (`reward`). */
+  rewards: number;
+  /**
+   * Units of the key this instance dropped unspent at lane changes (the remote takes no refunds)
+   * that the remote has not regenerated yet: they shrink the key's next leases, so that whatever
+   * the switching pattern, at most one lease is lost until {@link KeyState.droppedUntilMs}.
+   */
+  droppedUnits: number;
+  /** When the remote has the dropped units back (its reset as last heard when they were dropped). */
+  droppedUntilMs: number;
   /** Last request for the key, for lease return on idle. */
   usedAtMs: number;
   /** When the key last moved to the recent end of its table (see `key-table.ts`). */
@@ -49,9 +62,10 @@ export interface KeyState extends RemoteView {
   passing: number;
 }
 
-/** A key nothing is known about yet. */
-export function createKeyState(nowMs: number): KeyState {
+/** A key nothing is known about yet, in `lane`. */
+export function createKeyState(nowMs: number, lane: LeaseContext): KeyState {
   return {
+    lane,
     anchored: false,
     anchorMs: nowMs,
     remaining: 0,
@@ -65,6 +79,9 @@ export function createKeyState(nowMs: number): KeyState {
     blockedUntilMs: 0,
     epoch: 0,
     resets: 0,
+    rewards: 0,
+    droppedUnits: 0,
+    droppedUntilMs: nowMs,
     usedAtMs: nowMs,
     movedAtMs: nowMs,
     queue: undefined,

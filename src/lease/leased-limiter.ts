@@ -60,7 +60,8 @@ export interface LeasedLimiter extends Limiter {
  * 7. `remaining` = unspent local units + the remote's remaining (as last heard, regenerated
  *    since), clamped to 0..limit; retry-after is the remote's; reset-after is the remote's
  *    without the slots of the units held here (GCRA, token bucket), as if they were returned.
- * 8. `stats()` counts requests, remote calls, local hits, cached denials, leases, returns.
+ * 8. `stats()` counts requests, remote calls, local hits, cached denials, leases, returns, and
+ *    balances: leased + refunded = spent + held + expired + returned + dropped units.
  *
  * Beyond the seed: {@link LeasedLimiter.tryLimit} decides synchronously; unspent units are
  * returned to the remote on idle (`returnIdleMs`), on `close()` and on eviction, when the
@@ -70,9 +71,12 @@ export interface LeasedLimiter extends Limiter {
  * exactly when its remote has: debt spends the key's local lease first, the rest on the remote.
  *
  * Per-call `params` (a plan's numbers): each set is leased apart, under its own numbers, in
- * leases of at most its limit; a key's units leased under other numbers are given back at its
- * first call under new ones (refunded when the remote takes refunds, else dropped), so a plan
- * change is honoured on an instance at its next call for the key (docs/leasing.md).
+ * leases of at most its limit, and `peek` and `refund` carry them; a key holds units under one set
+ * at a time, in one table bounded by `maxKeys`. A key's units leased under other numbers are
+ * given back at its first call under new ones (refunded when the remote takes refunds, else
+ * dropped, counted in `droppedUnits`, and the key's next leases shrink by them until the remote
+ * has them back: at most one lease lost per key, whatever the switching), so a plan change is
+ * honoured on an instance at its next call for the key (docs/leasing.md).
  *
  * Accuracy (docs/leasing.md): for GCRA and token bucket, fleet-wide admissions over any interval
  * Δ stay within burst + ⌊Δ/T⌋ for any number of instances, because units are leased before they
@@ -108,15 +112,13 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   const nowMs = () => Math.floor(clock());
   const roundTrip = createRoundTrip();
   const lanes = createLanes(settings, counters, nowMs, roundTrip);
+  const { table, returns } = lanes;
   const passThrough = createPassThrough(remote, counters, clock, roundTrip);
-  const returnEvery = async (take: (lane: Lane) => Promise<number>): Promise<number> =>
-    (await Promise.all([...lanes.all()].map(take))).reduce((sum, units) => sum + units, 0);
-  const tables = () => Array.from(lanes.all(), (lane) => lane.table);
 
-  const unfollow = followInvalidations(remote, tables, counters, settings.warn);
+  const unfollow = followInvalidations(remote, table, counters, returns, settings.warn);
   let timer: ReturnType<typeof setInterval> | undefined;
   if (returnIdleMs > 0 && returnCheckIntervalMs > 0) {
-    timer = setInterval(() => void returnEvery((lane) => lane.context.returns.returnIdle()), returnCheckIntervalMs);
+    timer = setInterval(() => void returns.returnIdle(), returnCheckIntervalMs);
     timer.unref();
   }
   let closing: Promise<void> | undefined;
@@ -129,54 +131,61 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
       checkKey(key);
       const cost = costOf(limitOptions);
       if (partialOf(limitOptions)) return undefined; // `limit` decides it
-      const lane = laneOf(lanes, key, limitOptions);
-      return lane && !lane.context.passesThrough() ? tryLocally(lane.context, lane.table, key, cost) : undefined;
+      const lane = laneOf(lanes, limitOptions);
+      return lane && !lane.context.passesThrough() ? tryLocally(lanes, lane, key, cost) : undefined;
     },
     limit(key, limitOptions) {
       let cost: number;
       let lane: Lane | undefined;
+      let state: KeyState | undefined | null;
       try {
         checkKey(key);
         cost = costOf(limitOptions);
-        lane = laneOf(lanes, key, limitOptions);
+        lane = laneOf(lanes, limitOptions);
         if (lane === undefined) return unleased(remote, counters, key, limitOptions);
-        if (lane.context.passesThrough()) return passKey(lane, passThrough, key, limitOptions, cost);
-        if (partialOf(limitOptions)) return lane.partially(key, lane.table.get(key), cost);
+        state = lanes.stateOf(lane, key);
+        // The key's lease under other numbers is in flight: this call leases nothing.
+        if (state === null) return unleased(remote, counters, key, limitOptions);
+        if (lane.context.passesThrough()) return passKey(lane, state, table, passThrough, key, limitOptions, cost);
+        if (partialOf(limitOptions)) return lane.partially(key, state, cost);
       } catch (error) {
         return Promise.reject(error);
       }
-      return limitKey(lane.context, lane.table, key, cost);
+      return limitKey(lane.context, table, state, key, cost);
     },
     async peek(key, peekOptions) {
       checkKey(key);
-      const lane = laneOf(lanes, key, peekOptions);
-      if (lane === undefined || lane.context.passesThrough()) return remote.peek(key, peekOptions);
-      return peekKey(lane.context, lane.table, key);
+      const lane = laneOf(lanes, peekOptions);
+      const state = lane && lanes.stateOf(lane, key);
+      if (lane === undefined || state === null || lane.context.passesThrough()) return remote.peek(key, peekOptions);
+      return peekKey(lane.context, state, key);
     },
     async reset(key) {
       checkKey(key);
-      for (const lane of lanes.all()) lane.table.delete(key);
+      const state = table.get(key);
+      if (state !== undefined) {
+        // Admissions before a reset no longer count: the held units are void, as on hearing one.
+        counters.expiredUnits += state.units;
+        state.units = 0;
+        table.delete(key);
+      }
       await remote.reset(key);
     },
     stats() {
       const atMs = nowMs();
       let heldUnits = 0;
-      let keys = 0;
-      for (const { context, table } of lanes.all()) {
-        keys += table.size();
-        for (const [, state] of table.entries()) {
-          expire(state, atMs, context.model, counters);
-          heldUnits += state.units;
-        }
+      for (const [, state] of table.entries()) {
+        expire(state, atMs, state.lane.model, counters);
+        heldUnits += state.units;
       }
-      return { ...counters, keys, heldUnits, roundTripMs: roundTrip.estimateMs() };
+      return { ...counters, keys: table.size(), heldUnits, roundTripMs: roundTrip.estimateMs() };
     },
-    returnIdle: () => returnEvery((lane) => lane.context.returns.returnIdle()),
+    returnIdle: () => returns.returnIdle(),
     close() {
       closing ??= (async () => {
         clearInterval(timer);
         unfollow();
-        await returnEvery((lane) => lane.context.returns.returnAll());
+        await returns.returnAll();
         await remote.close();
       })();
       return closing;
@@ -186,35 +195,37 @@ export function createLeasedLimiter(options: LeasedLimiterOptions): LeasedLimite
   if (typeof remote.refund === 'function') {
     leased.refund = async (key, units, refundOptions) => {
       checkKey(key);
-      const lane = laneOf(lanes, key, refundOptions);
-      if (lane === undefined || lane.context.passesThrough()) return remote.refund?.(key, units, refundOptions);
-      return refundUnits(lane.context, lane.table, key, units);
+      const lane = laneOf(lanes, refundOptions);
+      const state = lane && lanes.stateOf(lane, key);
+      if (lane === undefined || state === null || lane.context.passesThrough())
+        return remote.refund?.(key, units, refundOptions);
+      return refundUnits(lane.context, state, key, units);
     };
   }
-  // Debt spends the local lease first, the rest goes to the remote (docs/leasing.md); it is
-  // charged under the limiter's own numbers, so it spends the base lane's units.
+  // Debt spends the local lease first, the rest goes to the remote (docs/leasing.md), under the
+  // numbers of its params: it spends only units held under them, and moves no key to their lane.
   if (typeof remote.charge === 'function') {
-    leased.charge = (key, units) => chargeUnits(lanes.base.context, lanes.base.table, key, units);
+    leased.charge = async (key, units, chargeOptions) => {
+      checkKey(key);
+      const lane = laneOf(lanes, chargeOptions);
+      if (lane === undefined) return remote.charge?.(key, units, chargeOptions);
+      const state = table.get(key);
+      return chargeUnits(lane.context, state?.lane === lane.context ? state : undefined, key, units);
+    };
   }
   const { algorithmFor: remoteAlgorithmFor } = remote;
   if (typeof remoteAlgorithmFor === 'function') {
     leased.algorithmFor = (params) => remoteAlgorithmFor.call(remote, params);
   }
-  Object.assign(leased, adminOperations(remote, tables, counters));
+  Object.assign(leased, adminOperations(remote, table, counters, returns));
   if (remote.invalidations)
     Object.defineProperty(leased, 'invalidations', { value: remote.invalidations, enumerable: true });
   return leased;
 }
 
-/** The lane of a call's params, holding the key's units alone; `undefined`: decide unleased. */
-function laneOf(lanes: Lanes, key: string, options: ParamsOptions | undefined): Lane | undefined {
-  if (options?.params === undefined) {
-    lanes.claim(lanes.base, key);
-    return lanes.base;
-  }
-  const lane = lanes.of(options.params);
-  if (lane !== undefined) lanes.claim(lane, key);
-  return lane;
+/** The lane of a call's params; `undefined`: decide unleased. */
+function laneOf(lanes: Lanes, options: ParamsOptions | undefined): Lane | undefined {
+  return options?.params === undefined ? lanes.base : lanes.of(options.params);
 }
 
 /** A call under params past the lanes' bound: the remote decides it, exactly, one call each. */
@@ -236,18 +247,20 @@ function unleased(
  */
 function passKey(
   lane: Lane,
+  known: KeyState | undefined,
+  table: KeyTable,
   passThrough: PassThrough,
   key: string,
   options: LimitOptions | undefined,
   cost: number,
 ): Promise<Decision> {
   if (partialOf(options)) return passThrough(key, options);
-  const { table, context } = lane;
-  let state = table.get(key);
+  const { context } = lane;
+  let state = known;
   if (state !== undefined && (state.queue !== undefined || state.passing > 0))
     return enqueue(context, key, state, cost);
   if (state === undefined) {
-    state = createKeyState(context.nowMs());
+    state = createKeyState(context.nowMs(), context);
     table.add(key, state);
   }
   const passing = state;
@@ -266,23 +279,30 @@ function passKey(
 }
 
 /** The decision for a key heard from and without a lease in flight, when no remote call is needed. */
-function tryLocally(context: LeaseContext, table: KeyTable, key: string, cost: number): Decision | undefined {
-  const state = table.get(key);
-  if (state === undefined || !state.anchored || state.queue !== undefined) return undefined;
+function tryLocally(lanes: Lanes, lane: Lane, key: string, cost: number): Decision | undefined {
+  const state = lanes.stateOf(lane, key);
+  if (!state?.anchored || state.queue !== undefined) return undefined;
+  const { context } = lane;
   const atMs = context.nowMs();
   const decision = decideLocally(context.model, state, cost, atMs, context.counters);
   if (decision === undefined) return undefined;
   context.counters.requests++;
-  table.touch(key, state, atMs);
+  lanes.table.touch(key, state, atMs);
   return decision;
 }
 
 /** A checked request: locally when possible, else behind the key's lease. */
-function limitKey(context: LeaseContext, table: KeyTable, key: string, cost: number): Promise<Decision> {
+function limitKey(
+  context: LeaseContext,
+  table: KeyTable,
+  known: KeyState | undefined,
+  key: string,
+  cost: number,
+): Promise<Decision> {
   const atMs = context.nowMs();
-  let state = table.get(key);
+  let state = known;
   if (state === undefined) {
-    state = createKeyState(atMs);
+    state = createKeyState(atMs, context);
     table.add(key, state);
   } else if (state.anchored && state.queue === undefined) {
     const decision = decideLocally(context.model, state, cost, atMs, context.counters);
@@ -296,19 +316,17 @@ function limitKey(context: LeaseContext, table: KeyTable, key: string, cost: num
   return enqueue(context, key, state, cost);
 }
 
-/** `peek`: from the held units or a cached refusal, else the remote's peek plus the held units. */
-async function peekKey(context: LeaseContext, table: KeyTable, key: string): Promise<Decision> {
-  checkKey(key);
+/** `peek`: from the held units or a cached refusal, else the remote's peek (under the lane's numbers) plus the held units. */
+async function peekKey(context: LeaseContext, state: KeyState | undefined, key: string): Promise<Decision> {
   const { model, counters } = context;
   const atMs = context.nowMs();
-  const state = table.get(key);
   const settled: KeyState | undefined = state?.anchored === true && state.queue === undefined ? state : undefined;
   const local = settled && peekLocally(model, settled, atMs, counters);
   if (local) return local;
   counters.remoteCalls++;
   let reply: Decision;
   try {
-    reply = await context.remote.peek(key);
+    reply = await context.remote.peek(key, context.params && { params: context.params });
   } catch (error) {
     counters.remoteErrors++;
     throw error;

@@ -65,6 +65,7 @@ export function decideLocally(
   if (cost === 0 && state.units === 0 && model.remainingAt(state, atMs) === 0) return undefined;
   if (cost <= state.units) {
     state.units -= cost;
+    counters.spentUnits += cost;
     counters.localHits++;
     return answer(model, state, atMs, true, 0);
   }

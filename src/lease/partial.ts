@@ -39,6 +39,7 @@ export function createPartialAdmission(context: PartialContext) {
       context.expire(state, atMs);
       held = Math.min(cost, state.units);
       state.units -= held;
+      counters.spentUnits += held;
       if (held === cost && cost > 0) {
         counters.requests++;
         counters.localHits++;
@@ -55,6 +56,7 @@ export function createPartialAdmission(context: PartialContext) {
       });
     } catch (error) {
       if (state) state.units += held;
+      counters.spentUnits -= held;
       counters.remoteErrors++;
       throw error;
     }

@@ -81,9 +81,13 @@ export async function leaseFor(
   const cost = (queue[0] as Waiter).cost;
   let askedAtMs = nowMs();
   expire(state, askedAtMs, model, counters);
-  if (!state.anchored && state.units > 0) return confirm(context, key, state, cost, askedAtMs);
+  // Held units that cover the head (or any, after an invalidation) need no lease: only the word
+  // that the key is not blocked (a block no longer trusted, or a change heard since the reply).
+  if (state.units > 0 && (!state.anchored || (cost > 0 && cost <= state.units)))
+    return confirm(context, key, state, cost, askedAtMs);
   if (cost === 0 || cost > model.limit) return [await report(context, key, state, cost, askedAtMs)];
   const batch = batchOf(queue, model.limit);
+  // Positive: the head's cost exceeds the held units here.
   const shortfall = batch.demand - state.units;
   const heard = state.anchored ? model.remainingAt(state, askedAtMs) : undefined;
   // Asking again before a refusal's retry-after only looks for units other instances returned:
@@ -91,8 +95,13 @@ export async function leaseFor(
   const probing = state.deniedUnits > 0 && askedAtMs < state.deniedUntilMs;
   // Spare units that would expire on the way are not asked for: the call is for the demand alone.
   const exact = probing || context.passesThrough();
-  let units = exact ? shortfall : Math.max(nextLeaseSize(leaseSize, adaptiveDivisor, heard), shortfall);
-  const { epoch, resets } = state;
+  let units = exact
+    ? shortfall
+    : Math.max(
+        Math.min(nextLeaseSize(leaseSize, adaptiveDivisor, heard), spareOf(context, state, askedAtMs)),
+        shortfall,
+      );
+  const { epoch, resets, rewards } = state;
   let reply = await ask(context, key, units);
   if (!reply.allowed && !reply.degraded && units > cost - state.units) {
     // A lease of 30 against 10 left must not refuse a request for 1.
@@ -111,8 +120,8 @@ export async function leaseFor(
   const covered = units <= cost - state.units;
   // An invalidation heard while the call was out may postdate the reply: keep no refusal from it.
   if (state.epoch !== epoch) {
-    const dropped = state.resets !== resets;
-    return unheld(context, key, state, queue, batch.size, askedAtMs, units, reply, covered, dropped);
+    const after = state.resets !== resets ? 'reset' : state.rewards !== rewards ? 'reward' : undefined;
+    return unheld(context, key, state, queue, batch.size, askedAtMs, units, reply, covered, after);
   }
   if (!reply.allowed) {
     const refusal = refused(context, state, askedAtMs, units, reply);
@@ -122,10 +131,18 @@ export async function leaseFor(
 }
 
 /**
+ * A lease's size when the key dropped units at lane changes that the remote has not regenerated
+ * yet: what is left of one lease, so that the units a later change can drop stay within it.
+ */
+function spareOf(context: LeaseContext, state: KeyState, atMs: number): number {
+  return atMs < state.droppedUntilMs ? context.leaseSize - state.droppedUnits : context.leaseSize;
+}
+
+/**
  * A reply asked for before an invalidation answers its requests and leaves no refusal or block
  * behind. Its spare units are what the invalidation makes of held units (`forget`): dropped after
- * a reset (admissions before it no longer count), else kept, and the key asks the remote once
- * (cost 0) whether it is blocked before they are spent.
+ * a reset (admissions before it no longer count), given back after a reward, else kept, and the
+ * key asks the remote once (cost 0) whether it is blocked before they are spent.
  */
 function unheld(
   context: LeaseContext,
@@ -137,15 +154,18 @@ function unheld(
   units: number,
   reply: Decision,
   covered: boolean,
-  dropped: boolean,
+  after: 'reset' | 'reward' | undefined,
 ): readonly Decision[] {
   if (!reply.allowed) {
     if (!covered) return [];
     return [{ ...answer(context.model, state, askedAtMs, false, reply.retryAfterMs), ...blockOf(reply) }];
   }
   const decisions = granted(context, key, state, queue, size, askedAtMs, units, reply);
-  if (dropped) state.units = 0;
-  else state.anchored = false;
+  if (after === 'reset') {
+    context.counters.expiredUnits += state.units;
+    state.units = 0;
+  } else if (after === 'reward') void context.returns.takeBack(key, state);
+  state.anchored = false;
   return decisions;
 }
 
@@ -171,10 +191,12 @@ async function confirm(
   observe(state, askedAtMs, reply);
   if (state.epoch !== epoch) return [];
   if (reply.reason === 'blocked') return [refused(context, state, askedAtMs, Math.max(1, cost), reply)];
+  state.blockedUntilMs = 0;
   const atMs = context.nowMs();
   expire(state, atMs, context.model, context.counters);
   if (cost > state.units) return [];
   state.units -= cost;
+  context.counters.spentUnits += cost;
   context.counters.localHits++;
   return [answer(context.model, state, atMs, true, 0)];
 }
@@ -225,13 +247,17 @@ function granted(
   counters.leases++;
   counters.leasedUnits += units;
   expire(state, context.nowMs(), model, counters);
-  if (state.units + units < (queue[0] as Waiter).cost) state.units = 0;
+  if (state.units + units < (queue[0] as Waiter).cost) {
+    counters.expiredUnits += state.units;
+    state.units = 0;
+  }
   recordLease(state, askedAtMs, units, reply.resetAfterMs, model.intervalMs);
   const decisions: Decision[] = [];
   for (let i = 0; i < size; i++) {
     const { cost } = queue[i] as Waiter;
     if (cost > state.units) break;
     state.units -= cost;
+    counters.spentUnits += cost;
     // The head took the lease; the requests queued behind it are served from its units.
     if (i > 0) counters.localHits++;
     decisions.push(answer(model, state, askedAtMs, true, 0));

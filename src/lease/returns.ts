@@ -1,12 +1,15 @@
+import type { AlgorithmParams } from '../algorithms/types.js';
 import type { KeyState } from './key-state.js';
 import type { KeyTable } from './key-table.js';
+import { expire } from './local-decision.js';
 import type { LeaseCounters } from './stats.js';
 
 /** Lease return: unspent units go back to the remote instead of rotting locally. */
 export interface Returns {
   /**
-   * Takes `state`'s unexpired units off the key and refunds them; resolves to the units the
-   * remote took back (0 on failure, counted in `returnErrors`: those units are stranded).
+   * Takes `state`'s unexpired units off the key and refunds them under the numbers of its lane;
+   * resolves to the units the remote took back. Units that cannot go back (a remote without
+   * refunds, a failed refund, counted in `returnErrors`) are counted as dropped.
    */
   takeBack(key: string, state: KeyState): Promise<number>;
   /**
@@ -22,28 +25,30 @@ export interface Returns {
 }
 
 interface ReturnsContext {
-  refund: ((key: string, units: number) => Promise<void>) | undefined;
+  /** The remote's refund, with the params of the lane whose units go back; undefined without one. */
+  refund: ((key: string, units: number, params: AlgorithmParams | undefined) => Promise<void>) | undefined;
   table: KeyTable;
   counters: LeaseCounters;
   returnIdleMs: number;
-  /** T, ms. */
-  intervalMs: number;
   nowMs(): number;
-  /** Drops `state`'s expired units at `nowMs` (and counts them). */
-  expire(state: KeyState, nowMs: number): void;
 }
 
 export function createReturns(context: ReturnsContext): Returns {
   const { refund, table, counters } = context;
 
   // Units come off the key before the call, so no request can spend what is on its way back.
-  const giveBack = async (key: string, units: number): Promise<number> => {
-    if (refund === undefined || units === 0) return 0;
+  const giveBack = async (key: string, state: KeyState, units: number): Promise<number> => {
+    if (units === 0) return 0;
+    if (refund === undefined) {
+      counters.droppedUnits += units;
+      return 0;
+    }
     counters.returns++;
     try {
-      await refund(key, units);
+      await refund(key, units, state.lane.params);
     } catch {
       counters.returnErrors++;
+      counters.droppedUnits += units;
       return 0;
     }
     counters.returnedUnits += units;
@@ -51,11 +56,10 @@ export function createReturns(context: ReturnsContext): Returns {
   };
 
   const takeBack = (key: string, state: KeyState): Promise<number> => {
-    if (refund === undefined) return Promise.resolve(0);
-    context.expire(state, context.nowMs());
+    expire(state, context.nowMs(), state.lane.model, counters);
     const units = state.units;
     state.units = 0;
-    return giveBack(key, units);
+    return giveBack(key, state, units);
   };
 
   const settle = async (returning: Promise<number>[]): Promise<number> =>
@@ -65,8 +69,8 @@ export function createReturns(context: ReturnsContext): Returns {
     takeBack,
     trim(key, state, units) {
       state.units -= units;
-      state.endMs -= units * context.intervalMs;
-      return giveBack(key, units);
+      state.endMs -= units * state.lane.model.intervalMs;
+      return giveBack(key, state, units);
     },
     returnIdle() {
       if (context.returnIdleMs === 0) return Promise.resolve(0);
@@ -84,7 +88,7 @@ export function createReturns(context: ReturnsContext): Returns {
     returnAll() {
       const returning: Promise<number>[] = [];
       for (const [key, state] of table.entries()) {
-        if (state.queue === undefined) returning.push(takeBack(key, state));
+        if (state.queue === undefined && refund !== undefined) returning.push(takeBack(key, state));
       }
       return settle(returning);
     },

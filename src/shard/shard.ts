@@ -1,6 +1,6 @@
 import { divideAlgorithm } from '../algorithms/divide.js';
 import type { Algorithm } from '../algorithms/types.js';
-import type { Decision, LimitOptions } from '../decision.js';
+import type { Decision, LimitOptions, ParamsOptions } from '../decision.js';
 import { ConfigError, InvalidParamsError } from '../errors.js';
 import type { Invalidations, Limiter } from '../limiter.js';
 import {
@@ -49,6 +49,8 @@ const SHARDED_LIMITER_OPTION_NAMES: OptionNames<ShardedLimiterOptions> = {
  *   k·⌊B/k⌋ (B mod k units are lost), and a single call can cost at most ⌊B/k⌋;
  * - `remaining` is the sub-key's remaining × k and `retryAfterMs` the sub-key's: estimates.
  * `peek` reads every sub-key (k round trips) and reports their sum as `remaining`.
+ * Per-call `params` are refused (`limit` and `peek` reject with `InvalidParamsError`): a sub-key
+ * holds the limit ÷ k, so a plan's whole numbers there would admit k × the plan.
  *
  * Keys may be at most 512 bytes minus the suffix (`#` and the shard's digits).
  *
@@ -100,15 +102,14 @@ export function createShardedLimiter(options: ShardedLimiterOptions): Limiter {
     algorithm,
     async limit(key: string, limitOptions?: LimitOptions) {
       checkKey(key);
-      // The sub-keys hold the limit ÷ shards: a plan's whole numbers there would admit shards × the plan.
-      if (limitOptions?.params !== undefined)
-        throw new InvalidParamsError('a sharded limiter takes no per-call params');
+      noParams(limitOptions);
       next = (next + 1) % shards;
       const decision = await inner.limit(subKey(key, next), limitOptions);
       return whole(decision, decision.remaining * shards);
     },
-    async peek(key: string) {
+    async peek(key: string, peekOptions?: ParamsOptions) {
       checkKey(key);
+      noParams(peekOptions);
       const decisions = await Promise.all(Array.from({ length: shards }, (_, shard) => inner.peek(subKey(key, shard))));
       const total = decisions.reduce((sum, decision) => sum + decision.remaining, 0);
       return whole(decisions[(next + 1) % shards] as Decision, total);
@@ -150,4 +151,9 @@ function ofWholeKeys(invalidations: Invalidations): Invalidations {
     enumerable: true,
     configurable: true,
   }) as Invalidations;
+}
+
+/** The sub-keys hold the limit ÷ shards: a plan's whole numbers there would admit shards × the plan. */
+function noParams(options: ParamsOptions | undefined): void {
+  if (options?.params !== undefined) throw new InvalidParamsError('a sharded limiter takes no per-call params');
 }
